@@ -1,0 +1,1238 @@
+"""The `dycl` dialect: PyTorch programs with data-dependent control flow.
+
+Tensor ops mirror torch.fx node kinds (`call_module`, `call_function`,
+`call_method`, `param`, `constant`) so that a branch-free region lowers 1:1 to an
+FX graph. Control flow is structured (`if`, `for`, `while`) and may leave the
+enclosing function early with `dycl.return` or a loop with `dycl.break`.
+The host/device boundary is explicit: `dycl.to_bool` and `dycl.item` read a
+tensor back to the host. After outlining, `dycl.call_subgraph` calls a
+`func.func` that carries the `dycl.subgraph` unit attribute.
+
+Values whose type has not been inferred yet have type `!dycl.any`; opaque Python
+objects (None, strings, dtypes) have type `!dycl.pyobj`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import ClassVar
+
+from xdsl.dialects.builtin import (
+    ArrayAttr,
+    DenseIntOrFPElementsAttr,
+    FlatSymbolRefAttrConstr,
+    FloatAttr,
+    FunctionType,
+    IntegerAttr,
+    IntegerType,
+    NoneAttr,
+    NoneType,
+    StringAttr,
+    SymbolRefAttr,
+    TensorType,
+    TupleType,
+    UnitAttr,
+    UnrankedTensorType,
+    Float64Type,
+    i1,
+    i64,
+)
+from xdsl.dialects.func import FuncOp
+from xdsl.ir import (
+    Attribute,
+    Block,
+    Dialect,
+    Operation,
+    ParametrizedAttribute,
+    Region,
+    SSAValue,
+    TypeAttribute,
+)
+from xdsl.irdl import (
+    IRDLOperation,
+    ParsePropInAttrDict,
+    irdl_attr_definition,
+    irdl_op_definition,
+    lazy_traits_def,
+    operand_def,
+    opt_prop_def,
+    param_def,
+    prop_def,
+    region_def,
+    result_def,
+    traits_def,
+    var_operand_def,
+    var_result_def,
+)
+from xdsl.parser import AttrParser, Parser, UnresolvedOperand
+from xdsl.printer import Printer
+from xdsl.traits import (
+    HasParent,
+    IsTerminator,
+    NoTerminator,
+    Pure,
+    SymbolTable,
+    SymbolUserOpInterface,
+)
+from xdsl.utils.exceptions import VerifyException
+
+# --------------------------------------------------------------------------- types
+
+
+@irdl_attr_definition
+class AnyValueType(ParametrizedAttribute, TypeAttribute):
+    """A value whose type the frontend could not know; `shape-inference` replaces it.
+
+    ```mlir
+    %y = dycl.call_module "fc"(%x) : (tensor<1x8xf32>) -> !dycl.any
+    ```
+    """
+
+    name = "dycl.any"
+
+
+@irdl_attr_definition
+class PyObjType(ParametrizedAttribute, TypeAttribute):
+    """An opaque Python object living on the host (None, a string, a dtype, a list).
+
+    ```mlir
+    %none = dycl.constant none : !dycl.pyobj
+    ```
+    """
+
+    name = "dycl.pyobj"
+
+
+@irdl_attr_definition
+class GlobalAttr(ParametrizedAttribute):
+    """A reference to a Python global by qualified name, e.g. a dtype.
+
+    ```mlir
+    %dt = dycl.constant #dycl.global<"torch.float32"> : !dycl.pyobj
+    ```
+    """
+
+    name = "dycl.global"
+    qualname: StringAttr = param_def()
+
+    def __init__(self, qualname: str | StringAttr):
+        if isinstance(qualname, str):
+            qualname = StringAttr(qualname)
+        super().__init__(qualname)
+
+    @classmethod
+    def parse_parameters(cls, parser: AttrParser) -> Sequence[Attribute]:
+        with parser.in_angle_brackets():
+            return (StringAttr(parser.parse_str_literal()),)
+
+    def print_parameters(self, printer: Printer) -> None:
+        with printer.in_angle_brackets():
+            printer.print_string_literal(self.qualname.data)
+
+
+ANY = AnyValueType()
+PYOBJ = PyObjType()
+HOST_SCALAR_TYPES = (IntegerType, Float64Type)
+
+
+def is_tensor_type(t: Attribute) -> bool:
+    return isinstance(t, (TensorType, UnrankedTensorType))
+
+
+def contains_tensor_type(t: Attribute) -> bool:
+    """True for tensors and for tuples holding a tensor somewhere inside."""
+    if isinstance(t, TupleType):
+        return any(contains_tensor_type(e) for e in t.types)
+    return is_tensor_type(t)
+
+
+def is_host_scalar_type(t: Attribute) -> bool:
+    return isinstance(t, HOST_SCALAR_TYPES)
+
+
+def type_accepts(expected: Attribute, got: Attribute) -> bool:
+    """`got` may flow where `expected` is declared: equal, or `expected` not inferred yet."""
+    return expected == got or expected == ANY
+
+
+def types_accept(expected: Sequence[Attribute], got: Sequence[Attribute]) -> bool:
+    return len(expected) == len(got) and all(map(type_accepts, expected, got))
+
+
+# ---------------------------------------------------------------- helpers for ops
+
+
+def _check_kwargs(op: IRDLOperation, n_args: int) -> None:
+    kwargs = op.properties.get("kwargs")
+    if kwargs is None:
+        return
+    assert isinstance(kwargs, ArrayAttr)
+    names = [k.data for k in kwargs.data if isinstance(k, StringAttr)]
+    if len(names) != len(kwargs.data):
+        raise VerifyException(f"'{op.name}' kwargs must be an array of strings")
+    if len(names) > n_args:
+        raise VerifyException(
+            f"'{op.name}' names {len(names)} keyword arguments but has only "
+            f"{n_args} operands"
+        )
+    if len(set(names)) != len(names):
+        raise VerifyException(f"'{op.name}' has a repeated keyword argument name")
+
+
+class _CallOpBase(IRDLOperation):
+    """Shared shape of the three FX-style call ops.
+
+    Operands are the Python arguments in order; the last `len(kwargs)` of them are
+    keyword arguments with those names. Python constants are SSA constants.
+    """
+
+    args = var_operand_def()
+    kwargs = opt_prop_def(ArrayAttr[StringAttr])
+    result = result_def()
+    irdl_options = (ParsePropInAttrDict(),)
+
+    def positional_and_keyword(self) -> tuple[list[SSAValue], dict[str, SSAValue]]:
+        names = [k.data for k in self.kwargs.data] if self.kwargs else []
+        n_pos = len(self.args) - len(names)
+        return list(self.args[:n_pos]), dict(zip(names, self.args[n_pos:]))
+
+    def verify_(self) -> None:
+        _check_kwargs(self, len(self.args))
+
+
+def _kwargs_attr(kwargs: Sequence[str]) -> ArrayAttr[StringAttr] | None:
+    return ArrayAttr([StringAttr(k) for k in kwargs]) if kwargs else None
+
+
+@irdl_op_definition
+class CallModuleOp(_CallOpBase):
+    """Calls a leaf submodule of the compiled model (an FX `call_module` node).
+
+    `path` is the dotted path from the root module, as in `named_modules()`.
+
+    ```mlir
+    %y = dycl.call_module "layer1.0.conv1"(%x) : (tensor<1x3x8x8xf32>) -> tensor<1x8x8x8xf32>
+    ```
+    """
+
+    name = "dycl.call_module"
+    path = prop_def(StringAttr)
+
+    assembly_format = "$path `(` $args `)` attr-dict `:` functional-type($args, $result)"
+
+    def __init__(
+        self,
+        path: str,
+        args: Sequence[SSAValue | Operation],
+        kwargs: Sequence[str] = (),
+        result_type: Attribute = ANY,
+    ):
+        props: dict[str, Attribute] = {"path": StringAttr(path)}
+        if (kw := _kwargs_attr(kwargs)) is not None:
+            props["kwargs"] = kw
+        super().__init__(operands=[args], properties=props, result_types=[result_type])
+
+    def verify_(self) -> None:
+        super().verify_()
+        if not self.path.data or any(not p for p in self.path.data.split(".")):
+            raise VerifyException(
+                f"'dycl.call_module' path '{self.path.data}' is not a dotted module path"
+            )
+
+
+@irdl_op_definition
+class CallFunctionOp(_CallOpBase):
+    """Calls a Python function by qualified name (an FX `call_function` node).
+
+    Operators use the `_operator` module, as FX does (`_operator.add`).
+
+    ```mlir
+    %y = dycl.call_function "torch.relu"(%x) : (tensor<2xf32>) -> tensor<2xf32>
+    %s = dycl.call_function "torch.sum"(%x, %c1) {kwargs = ["dim"]} : (tensor<2x3xf32>, i64) -> tensor<2xf32>
+    ```
+    """
+
+    name = "dycl.call_function"
+    target = prop_def(StringAttr)
+
+    assembly_format = (
+        "$target `(` $args `)` attr-dict `:` functional-type($args, $result)"
+    )
+
+    def __init__(
+        self,
+        target: str,
+        args: Sequence[SSAValue | Operation],
+        kwargs: Sequence[str] = (),
+        result_type: Attribute = ANY,
+    ):
+        props: dict[str, Attribute] = {"target": StringAttr(target)}
+        if (kw := _kwargs_attr(kwargs)) is not None:
+            props["kwargs"] = kw
+        super().__init__(operands=[args], properties=props, result_types=[result_type])
+
+    def verify_(self) -> None:
+        super().verify_()
+        parts = self.target.data.split(".")
+        if len(parts) < 2 or any(not p.isidentifier() for p in parts):
+            raise VerifyException(
+                f"'dycl.call_function' target '{self.target.data}' is not a "
+                "qualified Python name (module.function)"
+            )
+
+
+@irdl_op_definition
+class CallMethodOp(_CallOpBase):
+    """Calls a method on its first operand (an FX `call_method` node).
+
+    ```mlir
+    %m = dycl.call_method "mean"(%h) : (tensor<1x4xf32>) -> tensor<f32>
+    ```
+    """
+
+    name = "dycl.call_method"
+    method = prop_def(StringAttr)
+
+    assembly_format = (
+        "$method `(` $args `)` attr-dict `:` functional-type($args, $result)"
+    )
+
+    def __init__(
+        self,
+        method: str,
+        args: Sequence[SSAValue | Operation],
+        kwargs: Sequence[str] = (),
+        result_type: Attribute = ANY,
+    ):
+        props: dict[str, Attribute] = {"method": StringAttr(method)}
+        if (kw := _kwargs_attr(kwargs)) is not None:
+            props["kwargs"] = kw
+        super().__init__(operands=[args], properties=props, result_types=[result_type])
+
+    def verify_(self) -> None:
+        super().verify_()
+        if not self.method.data.isidentifier():
+            raise VerifyException(
+                f"'dycl.call_method' method '{self.method.data}' is not an identifier"
+            )
+        n_kw = len(self.kwargs.data) if self.kwargs else 0
+        if len(self.args) - n_kw < 1:
+            raise VerifyException(
+                "'dycl.call_method' needs the receiver as its first positional operand"
+            )
+
+
+@irdl_op_definition
+class ParamOp(IRDLOperation):
+    """A parameter or buffer of the compiled model, by dotted path.
+
+    ```mlir
+    %w = dycl.param "fc.weight" : tensor<10x64xf32>
+    ```
+    """
+
+    name = "dycl.param"
+    path = prop_def(StringAttr)
+    result = result_def()
+    traits = traits_def(Pure())
+
+    assembly_format = "$path attr-dict `:` type($result)"
+
+    def __init__(self, path: str, result_type: Attribute = ANY):
+        super().__init__(
+            properties={"path": StringAttr(path)}, result_types=[result_type]
+        )
+
+    def verify_(self) -> None:
+        if not (is_tensor_type(self.result.type) or self.result.type == ANY):
+            raise VerifyException(
+                f"'dycl.param' must produce a tensor, got {self.result.type}"
+            )
+
+
+_PYOBJ_VALUE_ATTRS = (StringAttr, NoneAttr, NoneType, GlobalAttr, ArrayAttr)
+
+
+@irdl_op_definition
+class ConstantOp(IRDLOperation):
+    """A Python or tensor literal that is not a host scalar (those use `arith.constant`).
+
+    Tensors take a dense attribute; `!dycl.pyobj` takes a string, `none`, a
+    `#dycl.global<...>` or an array of those and of integers/floats.
+
+    ```mlir
+    %t = dycl.constant dense<[1.0, 2.0]> : tensor<2xf32>
+    %n = dycl.constant none : !dycl.pyobj
+    %s = dycl.constant "bilinear" : !dycl.pyobj
+    ```
+    """
+
+    name = "dycl.constant"
+    value = prop_def(Attribute)
+    result = result_def()
+    traits = traits_def(Pure())
+
+    def __init__(self, value: Attribute, result_type: Attribute | None = None):
+        if result_type is None:
+            result_type = (
+                value.type if isinstance(value, DenseIntOrFPElementsAttr) else PYOBJ
+            )
+        super().__init__(properties={"value": value}, result_types=[result_type])
+
+    def verify_(self) -> None:
+        t = self.result.type
+        v = self.value
+        if is_tensor_type(t):
+            if not isinstance(v, DenseIntOrFPElementsAttr):
+                raise VerifyException(
+                    "'dycl.constant' of tensor type needs a dense elements value"
+                )
+            if v.type != t:
+                raise VerifyException(
+                    f"'dycl.constant' value type {v.type} does not match result type {t}"
+                )
+        elif t == PYOBJ:
+            if not _valid_pyobj_value(v):
+                raise VerifyException(
+                    "'dycl.constant' of type !dycl.pyobj needs a string, none, "
+                    "#dycl.global or an array of literals"
+                )
+        else:
+            raise VerifyException(
+                f"'dycl.constant' result must be a tensor or !dycl.pyobj, got {t} "
+                "(use arith.constant for host scalars)"
+            )
+
+    @classmethod
+    def parse(cls, parser: Parser) -> ConstantOp:
+        value = parser.parse_attribute()
+        attrs = parser.parse_optional_attr_dict()
+        if isinstance(value, DenseIntOrFPElementsAttr):
+            result_type: Attribute = value.type
+        else:
+            parser.parse_punctuation(":")
+            result_type = parser.parse_type()
+        op = cls(value, result_type)
+        op.attributes |= attrs
+        return op
+
+    def print(self, printer: Printer) -> None:
+        printer.print_string(" ")
+        printer.print_attribute(self.value)
+        printer.print_op_attributes(self.attributes)
+        if not isinstance(self.value, DenseIntOrFPElementsAttr):
+            printer.print_string(" : ")
+            printer.print_attribute(self.result.type)
+
+
+def _valid_pyobj_value(v: Attribute) -> bool:
+    if isinstance(v, ArrayAttr):
+        return all(
+            isinstance(e, (IntegerAttr, FloatAttr)) or _valid_pyobj_value(e)
+            for e in v.data
+        )
+    return isinstance(v, _PYOBJ_VALUE_ATTRS)
+
+
+@irdl_op_definition
+class MakeTupleOp(IRDLOperation):
+    """Builds a Python tuple (`is_list` unset) or list (`is_list` set) of values.
+
+    ```mlir
+    %t = dycl.make_tuple(%a, %b) : (tensor<2xf32>, i64) -> tuple<tensor<2xf32>, i64>
+    %l = dycl.make_tuple(%a, %b) {is_list} : (tensor<2xf32>, tensor<2xf32>) -> !dycl.pyobj
+    ```
+    """
+
+    name = "dycl.make_tuple"
+    elements = var_operand_def()
+    is_list = opt_prop_def(UnitAttr)
+    result = result_def()
+    irdl_options = (ParsePropInAttrDict(),)
+    traits = traits_def(Pure())
+
+    assembly_format = "`(` $elements `)` attr-dict `:` functional-type($elements, $result)"
+
+    def __init__(self, elements: Sequence[SSAValue], is_list: bool = False):
+        types = [e.type for e in elements]
+        result_type: Attribute = (
+            PYOBJ
+            if is_list or any(t in (ANY, PYOBJ) for t in types)
+            else TupleType(types)
+        )
+        super().__init__(
+            operands=[elements],
+            properties={"is_list": UnitAttr()} if is_list else {},
+            result_types=[result_type],
+        )
+
+    def verify_(self) -> None:
+        t = self.result.type
+        if isinstance(t, TupleType):
+            if self.is_list is not None:
+                raise VerifyException("'dycl.make_tuple' building a list must give !dycl.pyobj")
+            if list(t.types.data) != [e.type for e in self.elements]:
+                raise VerifyException(
+                    "'dycl.make_tuple' result tuple type does not match its elements"
+                )
+        elif t != PYOBJ:
+            raise VerifyException(
+                f"'dycl.make_tuple' must produce a tuple type or !dycl.pyobj, got {t}"
+            )
+
+
+@irdl_op_definition
+class GetItemOp(IRDLOperation):
+    """Reads element `index` of a tuple, e.g. the `(h, c)` state of an LSTM.
+
+    ```mlir
+    %h = dycl.get_item %t[0] : tuple<tensor<1x8xf32>, tensor<1x8xf32>> -> tensor<1x8xf32>
+    ```
+    """
+
+    name = "dycl.get_item"
+    source = operand_def()
+    index = prop_def(IntegerAttr[IntegerType])
+    result = result_def()
+    traits = traits_def(Pure())
+
+    assembly_format = "$source `[` $index `]` attr-dict `:` type($source) `->` type($result)"
+
+    def __init__(self, source: SSAValue, index: int, result_type: Attribute = ANY):
+        if isinstance(source.type, TupleType) and result_type == ANY:
+            result_type = source.type.types.data[index]
+        super().__init__(
+            operands=[source],
+            properties={"index": IntegerAttr(index, i64)},
+            result_types=[result_type],
+        )
+
+    def verify_(self) -> None:
+        t = self.source.type
+        idx = self.index.value.data
+        if isinstance(t, TupleType):
+            n = len(t.types.data)
+            if not 0 <= idx < n:
+                raise VerifyException(
+                    f"'dycl.get_item' index {idx} out of range for a tuple of {n}"
+                )
+            if self.result.type not in (t.types.data[idx], ANY):
+                raise VerifyException(
+                    f"'dycl.get_item' result type {self.result.type} does not match "
+                    f"tuple element {idx} of type {t.types.data[idx]}"
+                )
+        elif t not in (ANY, PYOBJ):
+            raise VerifyException(
+                f"'dycl.get_item' source must be a tuple, got {t}"
+            )
+
+
+# ------------------------------------------------------------ host/device boundary
+
+
+@irdl_op_definition
+class ToBoolOp(IRDLOperation):
+    """Python truthiness of a value: `bool(t)`. On a tensor this is a device→host sync.
+
+    ```mlir
+    %c = dycl.to_bool %t : tensor<i1>
+    ```
+    """
+
+    name = "dycl.to_bool"
+    input = operand_def()
+    result = result_def(i1)
+
+    assembly_format = "$input attr-dict `:` type($input)"
+
+    def __init__(self, value: SSAValue):
+        super().__init__(operands=[value], result_types=[i1])
+
+    def verify_(self) -> None:
+        t = self.input.type
+        if isinstance(t, TensorType):
+            n = 1
+            for d in t.get_shape():
+                n *= d
+            if n != 1:
+                raise VerifyException(
+                    f"'dycl.to_bool' needs a one-element tensor, got {t} "
+                    "(bool() of a multi-element tensor is ambiguous)"
+                )
+
+
+@irdl_op_definition
+class ItemOp(IRDLOperation):
+    """Reads a one-element tensor into a host scalar (`.item()`, `int(t)`, `float(t)`).
+
+    ```mlir
+    %v = dycl.item %t : tensor<i64> -> i64
+    ```
+    """
+
+    name = "dycl.item"
+    input = operand_def()
+    result = result_def()
+
+    assembly_format = "$input attr-dict `:` type($input) `->` type($result)"
+
+    def __init__(self, value: SSAValue, result_type: Attribute):
+        super().__init__(operands=[value], result_types=[result_type])
+
+    def verify_(self) -> None:
+        t = self.input.type
+        if not (is_tensor_type(t) or t == ANY):
+            raise VerifyException(f"'dycl.item' reads a tensor, got {t}")
+        if isinstance(t, TensorType):
+            n = 1
+            for d in t.get_shape():
+                n *= d
+            if n != 1:
+                raise VerifyException(
+                    f"'dycl.item' needs a one-element tensor, got {t}"
+                )
+        if not (is_host_scalar_type(self.result.type) or self.result.type == ANY):
+            raise VerifyException(
+                f"'dycl.item' produces a host scalar (i1, i64, f64), got {self.result.type}"
+            )
+
+
+# ------------------------------------------------------------------ control flow
+
+
+def _print_region(printer: Printer, region: Region) -> None:
+    printer.print_region(
+        region,
+        print_entry_block_args=False,
+        print_empty_block=True,
+        print_block_terminators=True,
+    )
+
+
+def _terminator_types(block: Block) -> list[Attribute] | None:
+    """Types a block passes to its parent, or None if it leaves by return/break."""
+    last = block.last_op
+    if isinstance(last, YieldOp):
+        return [a.type for a in last.values]
+    return None
+
+
+def _check_yields(op: Operation, region: Region, expected: Sequence[Attribute], what: str) -> None:
+    if len(region.blocks) != 1:
+        raise VerifyException(f"'{op.name}' {what} region must have exactly one block")
+    block = region.block
+    last = block.last_op
+    if last is None or not last.has_trait(IsTerminator):
+        raise VerifyException(
+            f"'{op.name}' {what} region must end with dycl.yield, dycl.return or dycl.break"
+        )
+    got = _terminator_types(block)
+    if got is not None and not types_accept(expected, got):
+        raise VerifyException(
+            f"'{op.name}' {what} region yields ({', '.join(map(str, got))}) but the op "
+            f"produces ({', '.join(map(str, expected))})"
+        )
+
+
+@irdl_op_definition
+class IfOp(IRDLOperation):
+    """Two-way branch on a host boolean, producing values from the branch taken.
+
+    A branch ends with `dycl.yield` (values flow to the results), `dycl.return`
+    (the enclosing function returns) or `dycl.break` (the enclosing loop exits).
+
+    ```mlir
+    %r = dycl.if %c -> (tensor<1x4xf32>) {
+      dycl.return %a : tensor<1x4xf32>
+    } else {
+      dycl.yield %b : tensor<1x4xf32>
+    }
+    ```
+    """
+
+    name = "dycl.if"
+    cond = operand_def(i1)
+    output = var_result_def()
+    then_region = region_def()
+    else_region = region_def()
+
+    def __init__(
+        self,
+        cond: SSAValue,
+        result_types: Sequence[Attribute],
+        then_region: Region,
+        else_region: Region,
+    ):
+        super().__init__(
+            operands=[cond],
+            result_types=[result_types],
+            regions=[then_region, else_region],
+        )
+
+    def verify_(self) -> None:
+        types = list(self.output.types)
+        _check_yields(self, self.then_region, types, "then")
+        _check_yields(self, self.else_region, types, "else")
+
+    @classmethod
+    def parse(cls, parser: Parser) -> IfOp:
+        cond = parser.parse_operand()
+        types: list[Attribute] = []
+        if parser.parse_optional_punctuation("->"):
+            types = parser.parse_comma_separated_list(
+                parser.Delimiter.PAREN, parser.parse_type
+            )
+        then_region = parser.parse_region()
+        parser.parse_keyword("else")
+        else_region = parser.parse_region()
+        attrs = parser.parse_optional_attr_dict()
+        op = cls(cond, types, then_region, else_region)
+        op.attributes |= attrs
+        return op
+
+    def print(self, printer: Printer) -> None:
+        printer.print_string(" ")
+        printer.print_operand(self.cond)
+        if self.output:
+            printer.print_string(" -> (")
+            printer.print_list(self.output.types, printer.print_attribute)
+            printer.print_string(")")
+        printer.print_string(" ")
+        _print_region(printer, self.then_region)
+        printer.print_string(" else ")
+        _print_region(printer, self.else_region)
+        printer.print_op_attributes(self.attributes)
+
+
+def _parse_assignments(
+    parser: Parser,
+) -> tuple[list[Parser.UnresolvedArgument], list[UnresolvedOperand]]:
+    args: list[Parser.UnresolvedArgument] = []
+    inits: list[UnresolvedOperand] = []
+
+    def one() -> None:
+        args.append(parser.parse_argument(expect_type=False))
+        parser.parse_punctuation("=")
+        inits.append(parser.parse_unresolved_operand())
+
+    parser.parse_comma_separated_list(parser.Delimiter.PAREN, one)
+    return args, inits
+
+
+def _resolve_any(
+    parser: Parser, operands: Sequence[UnresolvedOperand], types: Sequence[Attribute]
+) -> list[SSAValue]:
+    """Resolve loop inits: a `!dycl.any` slot accepts a value of any type."""
+    out: list[SSAValue] = []
+    for operand, t in zip(operands, types):
+        defined = parser.ssa_values.get(operand.operand_name)
+        if t == ANY and defined is not None and operand.index < len(defined):
+            out.append(defined[operand.index])
+        else:
+            out.append(parser.resolve_operand(operand, t))
+    return out
+
+
+def _print_assignments(printer: Printer, args: Sequence[SSAValue], inits: Sequence[SSAValue]) -> None:
+    printer.print_string("(")
+    for i, (a, v) in enumerate(zip(args, inits)):
+        if i:
+            printer.print_string(", ")
+        printer.print_ssa_value(a)
+        printer.print_string(" = ")
+        printer.print_ssa_value(v)
+    printer.print_string(")")
+
+
+@irdl_op_definition
+class ForOp(IRDLOperation):
+    """Counted loop over i64 `lb` ≤ i < `ub` by `step`, threading loop-carried values.
+
+    The body's first block argument is the induction variable, the rest the
+    carried values; it ends with `dycl.yield` of the next carried values. A
+    `dycl.break` in a nested `dycl.if` leaves the loop with its operands as results.
+    `unroll-loops` expands loops whose bounds are constants.
+
+    ```mlir
+    %r = dycl.for %i = %c0 to %c4 step %c1 iter_args(%h = %x) -> (!dycl.any) {
+      %n = dycl.call_module "block"(%h) : (!dycl.any) -> !dycl.any
+      dycl.yield %n : !dycl.any
+    }
+    ```
+    """
+
+    name = "dycl.for"
+    lb = operand_def(i64)
+    ub = operand_def(i64)
+    step = operand_def(i64)
+    iter_args = var_operand_def()
+    res = var_result_def()
+    body = region_def("single_block")
+
+    def __init__(
+        self,
+        lb: SSAValue,
+        ub: SSAValue,
+        step: SSAValue,
+        iter_args: Sequence[SSAValue],
+        body: Region,
+        result_types: Sequence[Attribute] | None = None,
+    ):
+        if result_types is None:
+            result_types = [a.type for a in body.block.args[1:]]
+        super().__init__(
+            operands=[lb, ub, step, iter_args],
+            result_types=[result_types],
+            regions=[body],
+        )
+
+    @property
+    def induction_var(self) -> SSAValue:
+        return self.body.block.args[0]
+
+    def verify_(self) -> None:
+        block = self.body.block
+        carried = [a.type for a in self.iter_args]
+        if len(block.args) != 1 + len(carried):
+            raise VerifyException(
+                f"'dycl.for' body must take the induction variable and {len(carried)} "
+                f"carried values, got {len(block.args)} block arguments"
+            )
+        if block.args[0].type != i64:
+            raise VerifyException("'dycl.for' induction variable must be i64")
+        arg_types = [a.type for a in block.args[1:]]
+        if not types_accept(arg_types, carried):
+            raise VerifyException(
+                "'dycl.for' body argument types must match its iter_args types"
+            )
+        if list(self.res.types) != arg_types:
+            raise VerifyException("'dycl.for' result types must match its body argument types")
+        _check_yields(self, self.body, arg_types, "body")
+
+    @classmethod
+    def parse(cls, parser: Parser) -> ForOp:
+        indvar = parser.parse_argument(expect_type=False)
+        parser.parse_punctuation("=")
+        lb = parser.parse_operand()
+        parser.parse_keyword("to")
+        ub = parser.parse_operand()
+        parser.parse_keyword("step")
+        step = parser.parse_operand()
+        args: list[Parser.UnresolvedArgument] = []
+        inits: list[UnresolvedOperand] = []
+        types: list[Attribute] = []
+        pos = parser.pos
+        if parser.parse_optional_keyword("iter_args"):
+            args, inits = _parse_assignments(parser)
+            parser.parse_punctuation("->")
+            types = parser.parse_comma_separated_list(
+                parser.Delimiter.PAREN, parser.parse_type
+            )
+            if len(types) != len(inits):
+                parser.raise_error(
+                    f"'dycl.for' has {len(inits)} iter_args but {len(types)} types", pos
+                )
+        init_vals = _resolve_any(parser, inits, types)
+        block_args = [indvar.resolve(i64)] + [a.resolve(t) for a, t in zip(args, types)]
+        body = parser.parse_region(block_args)
+        attrs = parser.parse_optional_attr_dict()
+        op = cls(lb, ub, step, init_vals, body)
+        op.attributes |= attrs
+        return op
+
+    def print(self, printer: Printer) -> None:
+        block = self.body.block
+        printer.print_string(" ")
+        printer.print_ssa_value(block.args[0])
+        printer.print_string(" = ")
+        printer.print_operand(self.lb)
+        printer.print_string(" to ")
+        printer.print_operand(self.ub)
+        printer.print_string(" step ")
+        printer.print_operand(self.step)
+        if self.iter_args:
+            printer.print_string(" iter_args")
+            _print_assignments(printer, block.args[1:], self.iter_args)
+            printer.print_string(" -> (")
+            printer.print_list(self.res.types, printer.print_attribute)
+            printer.print_string(")")
+        printer.print_string(" ")
+        _print_region(printer, self.body)
+        printer.print_op_attributes(self.attributes)
+
+
+@irdl_op_definition
+class WhileOp(IRDLOperation):
+    """Input-dependent loop: `while cond(vals): vals = body(vals)`, at most `max_iterations`.
+
+    The `cond` region computes the continuation predicate from the carried values
+    and ends with `dycl.condition`; the `body` region ends with `dycl.yield` of the
+    next carried values. The bound is required: reaching it raises at run time.
+
+    ```mlir
+    %r = dycl.while (%h = %x) -> (tensor<1x4xf32>) max_iterations 16 cond {
+      %m = dycl.call_method "sum"(%h) : (tensor<1x4xf32>) -> tensor<f32>
+      %c = dycl.to_bool %m : tensor<f32>
+      dycl.condition %c
+    } do {
+    ^bb0(%h: tensor<1x4xf32>):
+      %n = dycl.call_module "step"(%h) : (tensor<1x4xf32>) -> tensor<1x4xf32>
+      dycl.yield %n : tensor<1x4xf32>
+    }
+    ```
+    """
+
+    name = "dycl.while"
+    iter_args = var_operand_def()
+    res = var_result_def()
+    max_iterations = prop_def(IntegerAttr[IntegerType])
+    cond_region = region_def("single_block")
+    body = region_def("single_block")
+
+    def __init__(
+        self,
+        iter_args: Sequence[SSAValue],
+        max_iterations: int,
+        cond_region: Region,
+        body: Region,
+        result_types: Sequence[Attribute] | None = None,
+    ):
+        if result_types is None:
+            result_types = [a.type for a in iter_args]
+        super().__init__(
+            operands=[iter_args],
+            result_types=[result_types],
+            properties={"max_iterations": IntegerAttr(max_iterations, i64)},
+            regions=[cond_region, body],
+        )
+
+    def verify_(self) -> None:
+        carried = list(self.res.types)
+        if self.max_iterations.value.data <= 0:
+            raise VerifyException("'dycl.while' max_iterations must be positive")
+        if not types_accept(carried, [a.type for a in self.iter_args]):
+            raise VerifyException("'dycl.while' iter_args types must match its result types")
+        for region, what in ((self.cond_region, "cond"), (self.body, "body")):
+            if [a.type for a in region.block.args] != carried:
+                raise VerifyException(
+                    f"'dycl.while' {what} region arguments must match its result types"
+                )
+        if not isinstance(self.cond_region.block.last_op, ConditionOp):
+            raise VerifyException("'dycl.while' cond region must end with dycl.condition")
+        _check_yields(self, self.body, carried, "body")
+
+    @classmethod
+    def parse(cls, parser: Parser) -> WhileOp:
+        pos = parser.pos
+        args, inits = _parse_assignments(parser)
+        parser.parse_punctuation("->")
+        types = parser.parse_comma_separated_list(parser.Delimiter.PAREN, parser.parse_type)
+        if len(types) != len(inits):
+            parser.raise_error(
+                f"'dycl.while' has {len(inits)} iter_args but {len(types)} types", pos
+            )
+        init_vals = _resolve_any(parser, inits, types)
+        parser.parse_keyword("max_iterations")
+        bound = parser.parse_integer()
+        parser.parse_keyword("cond")
+        cond = parser.parse_region([a.resolve(t) for a, t in zip(args, types)])
+        parser.parse_keyword("do")
+        body = parser.parse_region()
+        attrs = parser.parse_optional_attr_dict()
+        op = cls(init_vals, bound, cond, body)
+        op.attributes |= attrs
+        return op
+
+    def print(self, printer: Printer) -> None:
+        printer.print_string(" ")
+        _print_assignments(printer, self.cond_region.block.args, self.iter_args)
+        printer.print_string(" -> (")
+        printer.print_list(self.res.types, printer.print_attribute)
+        printer.print_string(f") max_iterations {self.max_iterations.value.data} cond ")
+        printer.print_region(self.cond_region, print_entry_block_args=False)
+        printer.print_string(" do ")
+        printer.print_region(self.body, print_entry_block_args=True)
+        printer.print_op_attributes(self.attributes)
+
+
+@irdl_op_definition
+class ConditionOp(IRDLOperation):
+    """Ends the `cond` region of `dycl.while`: continue looping while `%c` holds.
+
+    ```mlir
+    dycl.condition %c
+    ```
+    """
+
+    name = "dycl.condition"
+    cond = operand_def(i1)
+    traits = lazy_traits_def(lambda: (IsTerminator(), HasParent(WhileOp)))
+
+    assembly_format = "$cond attr-dict"
+
+    def __init__(self, cond: SSAValue):
+        super().__init__(operands=[cond])
+
+
+@irdl_op_definition
+class YieldOp(IRDLOperation):
+    """Ends a `dycl.if` branch, a loop body or a `dycl.tensor_region`, passing values on.
+
+    ```mlir
+    dycl.yield %a, %b : tensor<2xf32>, i64
+    ```
+    """
+
+    name = "dycl.yield"
+    values = var_operand_def()
+    traits = lazy_traits_def(
+        lambda: (IsTerminator(), HasParent(IfOp, ForOp, WhileOp, TensorRegionOp))
+    )
+
+    assembly_format = "($values^ `:` type($values))? attr-dict"
+
+    def __init__(self, *values: SSAValue):
+        super().__init__(operands=[values])
+
+
+def _enclosing(op: Operation, kinds: tuple[type[Operation], ...]) -> Operation | None:
+    parent = op.parent_op()
+    while parent is not None and not isinstance(parent, kinds):
+        parent = parent.parent_op()
+    return parent
+
+
+@irdl_op_definition
+class ReturnOp(IRDLOperation):
+    """Early `return` from the enclosing function, from inside a branch or loop.
+
+    ```mlir
+    dycl.if %c {
+      dycl.return %out : tensor<1x10xf32>
+    } else {
+      dycl.yield
+    }
+    ```
+    """
+
+    name = "dycl.return"
+    values = var_operand_def()
+    traits = traits_def(IsTerminator())
+
+    assembly_format = "($values^ `:` type($values))? attr-dict"
+
+    def __init__(self, *values: SSAValue):
+        super().__init__(operands=[values])
+
+    def verify_(self) -> None:
+        if not isinstance(self.parent_op(), IfOp):
+            raise VerifyException("'dycl.return' must end a dycl.if branch")
+        func = _enclosing(self, (FuncOp,))
+        if func is None:
+            raise VerifyException("'dycl.return' must be inside a func.func")
+        assert isinstance(func, FuncOp)
+        expected = list(func.function_type.outputs.data)
+        got = [v.type for v in self.values]
+        if not types_accept(expected, got):
+            raise VerifyException(
+                f"'dycl.return' returns ({', '.join(map(str, got))}) but the enclosing "
+                f"function returns ({', '.join(map(str, expected))})"
+            )
+        if _enclosing(self, (TensorRegionOp,)) is not None:
+            raise VerifyException("'dycl.return' cannot leave a dycl.tensor_region")
+
+
+@irdl_op_definition
+class BreakOp(IRDLOperation):
+    """Leaves the innermost enclosing `dycl.for`/`dycl.while`; operands become its results.
+
+    ```mlir
+    dycl.if %done {
+      dycl.break %h : tensor<1x4xf32>
+    } else {
+      dycl.yield
+    }
+    ```
+    """
+
+    name = "dycl.break"
+    values = var_operand_def()
+    traits = traits_def(IsTerminator())
+
+    assembly_format = "($values^ `:` type($values))? attr-dict"
+
+    def __init__(self, *values: SSAValue):
+        super().__init__(operands=[values])
+
+    def verify_(self) -> None:
+        if not isinstance(self.parent_op(), IfOp):
+            raise VerifyException("'dycl.break' must end a dycl.if branch")
+        loop = _enclosing(self, (ForOp, WhileOp, FuncOp))
+        if not isinstance(loop, (ForOp, WhileOp)):
+            raise VerifyException("'dycl.break' must be inside a dycl.for or dycl.while")
+        expected = list(loop.res.types)
+        got = [v.type for v in self.values]
+        if not types_accept(expected, got):
+            raise VerifyException(
+                f"'dycl.break' passes ({', '.join(map(str, got))}) but the loop "
+                f"produces ({', '.join(map(str, expected))})"
+            )
+
+
+# ------------------------------------------------------------------ HCFG / outlining
+
+
+@irdl_op_definition
+class TensorRegionOp(IRDLOperation):
+    """A branch-free region of tensor computation: one HCFG tensor node.
+
+    Made by `extract-hcfg`, turned into a sub-DNN by `outline-subgraphs`. It holds
+    no control flow and no host reads; values from above are its inputs.
+
+    ```mlir
+    %h, %p = dycl.tensor_region -> (tensor<1x4xf32>, tensor<i1>) {
+      ...
+      dycl.yield %h, %p : tensor<1x4xf32>, tensor<i1>
+    }
+    ```
+    """
+
+    name = "dycl.tensor_region"
+    output = var_result_def()
+    body = region_def("single_block")
+
+    def __init__(self, result_types: Sequence[Attribute], body: Region):
+        super().__init__(result_types=[result_types], regions=[body])
+
+    def verify_(self) -> None:
+        _check_yields(self, self.body, list(self.output.types), "body")
+        if not isinstance(self.body.block.last_op, YieldOp):
+            raise VerifyException("'dycl.tensor_region' must end with dycl.yield")
+        for op in self.body.block.ops:
+            if isinstance(op, HOST_ONLY_OPS):
+                raise VerifyException(
+                    f"'dycl.tensor_region' cannot contain host operation '{op.name}'"
+                )
+
+    @classmethod
+    def parse(cls, parser: Parser) -> TensorRegionOp:
+        types: list[Attribute] = []
+        if parser.parse_optional_punctuation("->"):
+            types = parser.parse_comma_separated_list(parser.Delimiter.PAREN, parser.parse_type)
+        body = parser.parse_region()
+        attrs = parser.parse_optional_attr_dict()
+        op = cls(types, body)
+        op.attributes |= attrs
+        return op
+
+    def print(self, printer: Printer) -> None:
+        if self.output:
+            printer.print_string(" -> (")
+            printer.print_list(self.output.types, printer.print_attribute)
+            printer.print_string(")")
+        printer.print_string(" ")
+        _print_region(printer, self.body)
+        printer.print_op_attributes(self.attributes)
+
+
+SUBGRAPH_ATTR = "dycl.subgraph"
+BACKEND_ATTR = "dycl.backend"
+
+
+class _CallSubgraphSymbolUser(SymbolUserOpInterface):
+    def verify(self, op: Operation) -> None:
+        assert isinstance(op, CallSubgraphOp)
+        callee = SymbolTable.lookup_symbol(op, op.callee)
+        if not isinstance(callee, FuncOp):
+            raise VerifyException(
+                f"'dycl.call_subgraph' callee {op.callee} is not a func.func in scope"
+            )
+        if SUBGRAPH_ATTR not in callee.attributes:
+            raise VerifyException(
+                f"'dycl.call_subgraph' callee {op.callee} lacks the {SUBGRAPH_ATTR} marker"
+            )
+        ft = callee.function_type
+        if [a.type for a in op.args] != list(ft.inputs.data):
+            raise VerifyException(
+                f"'dycl.call_subgraph' operand types do not match {op.callee}'s inputs"
+            )
+        if list(op.res.types) != list(ft.outputs.data):
+            raise VerifyException(
+                f"'dycl.call_subgraph' result types do not match {op.callee}'s outputs"
+            )
+
+
+@irdl_op_definition
+class CallSubgraphOp(IRDLOperation):
+    """Runs an outlined sub-DNN (a `func.func` marked `dycl.subgraph`) from the host.
+
+    ```mlir
+    %h, %p = dycl.call_subgraph @sub_0(%x) : (tensor<1x8xf32>) -> (tensor<1x4xf32>, tensor<i1>)
+    ```
+    """
+
+    name = "dycl.call_subgraph"
+    callee = prop_def(FlatSymbolRefAttrConstr)
+    args = var_operand_def()
+    res = var_result_def()
+    traits = traits_def(_CallSubgraphSymbolUser())
+
+    assembly_format = "$callee `(` $args `)` attr-dict `:` functional-type($args, $res)"
+
+    def __init__(
+        self, callee: str, args: Sequence[SSAValue], result_types: Sequence[Attribute]
+    ):
+        super().__init__(
+            operands=[args],
+            properties={"callee": SymbolRefAttr(callee)},
+            result_types=[result_types],
+        )
+
+
+HOST_ONLY_OPS: tuple[type[Operation], ...] = (
+    ToBoolOp,
+    ItemOp,
+    IfOp,
+    ForOp,
+    WhileOp,
+    ConditionOp,
+    ReturnOp,
+    BreakOp,
+    CallSubgraphOp,
+    TensorRegionOp,
+)
+
+TENSOR_OPS: tuple[type[Operation], ...] = (
+    CallModuleOp,
+    CallFunctionOp,
+    CallMethodOp,
+    ParamOp,
+)
+
+
+DYCL = Dialect(
+    "dycl",
+    [
+        CallModuleOp,
+        CallFunctionOp,
+        CallMethodOp,
+        ParamOp,
+        ConstantOp,
+        MakeTupleOp,
+        GetItemOp,
+        ToBoolOp,
+        ItemOp,
+        IfOp,
+        ForOp,
+        WhileOp,
+        ConditionOp,
+        YieldOp,
+        ReturnOp,
+        BreakOp,
+        TensorRegionOp,
+        CallSubgraphOp,
+    ],
+    [AnyValueType, PyObjType, GlobalAttr],
+)
+
+__all__ = ["DYCL", "FunctionType"]

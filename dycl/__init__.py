@@ -1,0 +1,1 @@
+"""dycl: a compiler for dynamic neural networks."""

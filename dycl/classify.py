@@ -1,0 +1,43 @@
+"""Which ops are tensor compute, which run on the host, and which are free constants.
+
+Shared by extract-hcfg, outline-subgraphs and the host code generators.
+"""
+
+from __future__ import annotations
+
+from xdsl.dialects import arith
+from xdsl.ir import Operation, SSAValue
+
+from dycl.dialects import dycl as d
+
+TENSOR, HOST, FREE = "tensor", "host", "free"
+
+_CALLS = (d.CallModuleOp, d.CallFunctionOp, d.CallMethodOp)
+
+
+def _tensorish(v: SSAValue) -> bool:
+    return d.contains_tensor_type(v.type) or v.type == d.ANY
+
+
+def is_static_value(v: SSAValue) -> bool:
+    """Known at compile time: a constant, or a pure host op over constants."""
+    op = v.owner
+    return isinstance(op, Operation) and classify(op) == FREE
+
+
+def classify(op: Operation) -> str:
+    if isinstance(op, arith.ConstantOp):
+        return FREE
+    if isinstance(op, d.ConstantOp):
+        return TENSOR if d.is_tensor_type(op.result.type) else FREE
+    if isinstance(op, d.ParamOp):
+        return TENSOR
+    if isinstance(op, _CALLS):
+        if isinstance(op, d.CallModuleOp) or any(_tensorish(v) for v in (*op.operands, op.result)):
+            return TENSOR
+        return FREE if all(is_static_value(v) for v in op.operands) else HOST
+    if isinstance(op, (d.MakeTupleOp, d.GetItemOp)):
+        if any(d.contains_tensor_type(v.type) for v in (*op.operands, *op.results)):
+            return TENSOR
+        return FREE if all(is_static_value(v) for v in op.operands) else HOST
+    return HOST

@@ -1,0 +1,1046 @@
+"""Python `ast` of a module's `forward` → dycl IR.
+
+Submodule forwards and helper methods are inlined; torch.nn's own modules stay as
+`dycl.call_module`. Everything known at compile time (config attributes,
+`self.training`, submodule lookups, Python arithmetic on constants) is evaluated
+here; what depends on tensor values becomes IR. Every op carries the Python
+`file:line:col` it came from.
+"""
+
+from __future__ import annotations
+
+import ast
+import builtins
+import inspect
+import operator
+import textwrap
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from typing import Any
+
+import torch
+from torch import nn
+from xdsl.dialects import arith, func
+from xdsl.dialects.builtin import (
+    FloatAttr,
+    IntegerAttr,
+    ModuleOp,
+    NoneAttr,
+    StringAttr,
+    f64,
+    i1,
+    i64,
+)
+from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
+
+from dycl.diagnostics import FrontendError, SourceLoc
+from dycl.dialects import dycl as d
+from dycl.types import tensor_type_of
+from dycl.frontend.values import (
+    GlobalRef,
+    MethodRef,
+    ModuleRef,
+    SeqVal,
+    Static,
+    Value,
+    is_leaf_module,
+    qualname_of,
+)
+
+BINOPS: dict[type[ast.operator], tuple[str, Callable[[Any, Any], Any]]] = {
+    ast.Add: ("add", operator.add),
+    ast.Sub: ("sub", operator.sub),
+    ast.Mult: ("mul", operator.mul),
+    ast.Div: ("truediv", operator.truediv),
+    ast.FloorDiv: ("floordiv", operator.floordiv),
+    ast.Mod: ("mod", operator.mod),
+    ast.Pow: ("pow", operator.pow),
+    ast.MatMult: ("matmul", operator.matmul),
+    ast.BitAnd: ("and_", operator.and_),
+    ast.BitOr: ("or_", operator.or_),
+    ast.BitXor: ("xor", operator.xor),
+    ast.LShift: ("lshift", operator.lshift),
+    ast.RShift: ("rshift", operator.rshift),
+}
+CMPOPS: dict[type[ast.cmpop], tuple[str, Callable[[Any, Any], Any]]] = {
+    ast.Gt: ("gt", operator.gt),
+    ast.GtE: ("ge", operator.ge),
+    ast.Lt: ("lt", operator.lt),
+    ast.LtE: ("le", operator.le),
+    ast.Eq: ("eq", operator.eq),
+    ast.NotEq: ("ne", operator.ne),
+}
+STATIC_OK_CMPOPS = {ast.Is: operator.is_, ast.IsNot: operator.is_not, ast.In: lambda a, b: a in b, ast.NotIn: lambda a, b: a not in b}
+
+# Globals that may be evaluated at compile time when all arguments are constants.
+PURE_BUILTINS = {
+    len, min, max, abs, int, float, bool, round, range, tuple, list, sum,
+    isinstance, enumerate, zip, divmod, pow, str,
+}
+
+UNSUPPORTED_STMTS: dict[type[ast.stmt], str] = {
+    ast.Try: "try/except",
+    ast.With: "with statement",
+    ast.AsyncWith: "async with",
+    ast.AsyncFor: "async for",
+    ast.AsyncFunctionDef: "nested async function",
+    ast.FunctionDef: "nested function definition",
+    ast.ClassDef: "nested class definition",
+    ast.Global: "global statement",
+    ast.Nonlocal: "nonlocal statement",
+    ast.Delete: "del statement",
+    ast.Raise: "raise statement",
+    ast.Import: "import statement",
+    ast.ImportFrom: "import statement",
+}
+UNSUPPORTED_EXPRS: dict[type[ast.expr], str] = {
+    ast.Lambda: "lambda",
+    ast.GeneratorExp: "generator expression",
+    ast.Yield: "yield (generator)",
+    ast.YieldFrom: "yield from (generator)",
+    ast.Await: "await",
+    ast.ListComp: "list comprehension",
+    ast.SetComp: "set comprehension",
+    ast.DictComp: "dict comprehension",
+    ast.Set: "set literal",
+    ast.JoinedStr: "f-string",
+    ast.NamedExpr: "assignment expression (:=)",
+    ast.Starred: "starred expression",
+}
+FORBIDDEN_CALLS = {
+    "exec": "exec()", "eval": "eval()", "print": "print()", "input": "input()",
+    "open": "open()", "setattr": "setattr()", "delattr": "delattr()",
+    "random.random": "Python-side randomness (random)", "random.randint": "Python-side randomness (random)",
+}
+
+
+class _NeedsStatic(Exception):
+    """Raised inside a rolled loop body when a value must be known per iteration."""
+
+
+@dataclass
+class _Function:
+    """The Python function being lowered (forward or an inlined helper)."""
+
+    qualname: str
+    file: str
+    first_line: int
+    globals: dict[str, Any]
+    inline: bool
+
+
+@dataclass
+class _Scope:
+    env: dict[str, Value]
+    terminated: bool = False
+    # For inlined functions: the value each returning path produced.
+    returned: list[Value] = field(default_factory=list)
+
+
+def _assigned_names(stmts: Sequence[ast.stmt]) -> set[str]:
+    names: set[str] = set()
+    for s in stmts:
+        for node in ast.walk(s):
+            if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
+                names.add(node.id)
+    return names
+
+
+def _always_returns(stmts: Sequence[ast.stmt]) -> bool:
+    for s in stmts:
+        if isinstance(s, ast.Return):
+            return True
+        if isinstance(s, ast.If) and _always_returns(s.body) and _always_returns(s.orelse):
+            return True
+    return False
+
+
+def _contains(stmts: Sequence[ast.stmt], kinds: tuple[type[ast.AST], ...]) -> bool:
+    return any(isinstance(n, kinds) for s in stmts for n in ast.walk(s))
+
+
+def _restructure_returns(stmts: list[ast.stmt]) -> list[ast.stmt]:
+    """Move what follows `if c: return a` into the else branch (for inlined bodies).
+
+    Afterwards every return ends a branch, so an inlined function's result is the
+    merge of its branches.
+    """
+    out: list[ast.stmt] = []
+    for i, s in enumerate(stmts):
+        if isinstance(s, ast.If) and _contains([s], (ast.Return,)):
+            rest = stmts[i + 1 :]
+            body = s.body if _always_returns(s.body) else s.body + rest
+            orelse = s.orelse if _always_returns(s.orelse) else s.orelse + rest
+            new = ast.If(test=s.test, body=_restructure_returns(body), orelse=_restructure_returns(orelse))
+            out.append(ast.copy_location(new, s))
+            return out
+        out.append(s)
+        if isinstance(s, ast.Return):
+            return out
+    return out
+
+
+class Lowerer:
+    """Lowers one model: `lower()` returns a module with `func.func @forward`."""
+
+    def __init__(self, model: nn.Module, example_inputs: Sequence[Any], model_key: str | None = None):
+        self.model = model
+        self.example_inputs = list(example_inputs)
+        self.model_key = model_key
+        self.block: Block = Block()
+        self.fn: _Function | None = None
+        self.loop_depth = 0
+        self._inline_stack: list[str] = []
+
+    # ------------------------------------------------------------------ driver
+
+    def lower(self) -> ModuleOp:
+        forward = type(self.model).forward
+        tree, fn = self._parse(forward, type(self.model).__name__, inline=False)
+        fdef = tree.body[0]
+        assert isinstance(fdef, ast.FunctionDef)
+        params = self._params(fdef, fn)
+        if len(params) != len(self.example_inputs):
+            raise FrontendError(
+                f"forward takes {len(params)} inputs but {len(self.example_inputs)} "
+                "example inputs were given",
+                self._loc(fdef, fn),
+            )
+        arg_types = [self._input_type(x, name, fdef, fn) for name, x in zip(params, self.example_inputs)]
+        entry = Block(arg_types=arg_types)
+        for arg, name in zip(entry.args, params):
+            arg.name_hint = name
+        self.block = self._entry = entry
+        self.fn = fn
+        scope = _Scope(env={"self": ModuleRef("", self.model), **dict(zip(params, entry.args))})
+        self._lower_body(fdef.body, scope)
+        if not scope.terminated:
+            self._emit_return(scope, None, fdef, top=True)
+        func_op = func.FuncOp("forward", (arg_types, [d.ANY]), Region(entry))
+        func_op.location = self._loc(fdef, fn).to_attr()
+        module = ModuleOp([func_op])
+        if self.model_key is not None:
+            module.attributes["dycl.model"] = StringAttr(self.model_key)
+        return module
+
+    def _parse(self, function: Any, owner: str, inline: bool) -> tuple[ast.Module, _Function]:
+        function = inspect.unwrap(function)
+        try:
+            lines, first_line = inspect.getsourcelines(function)
+            file = inspect.getsourcefile(function) or "<unknown>"
+        except (OSError, TypeError) as e:
+            raise FrontendError(f"cannot read the Python source of {owner}.{function.__name__}: {e}")
+        tree = ast.parse(textwrap.dedent("".join(lines)))
+        fn = _Function(f"{owner}.{function.__name__}", file, first_line, function.__globals__, inline)
+        return tree, fn
+
+    def _params(self, fdef: ast.FunctionDef, fn: _Function) -> list[str]:
+        a = fdef.args
+        if a.vararg or a.kwarg or a.kwonlyargs or a.posonlyargs:
+            raise FrontendError(
+                f"unsupported signature in function '{fn.qualname}': *args, **kwargs and "
+                "keyword-only parameters are not supported",
+                self._loc(fdef, fn),
+            )
+        return [x.arg for x in a.args[1:]]
+
+    def _input_type(self, x: Any, name: str, node: ast.AST, fn: _Function) -> Attribute:
+        if isinstance(x, torch.Tensor):
+            return tensor_type_of(x)
+        raise FrontendError(
+            f"example input '{name}' is a {type(x).__name__}; dycl compiles tensor inputs",
+            self._loc(node, fn),
+        )
+
+    # --------------------------------------------------------------- utilities
+
+    def _loc(self, node: ast.AST, fn: _Function | None = None) -> SourceLoc:
+        fn = fn or self.fn
+        assert fn is not None
+        line = getattr(node, "lineno", 1) + fn.first_line - 1
+        col = getattr(node, "col_offset", 0) + 1
+        return SourceLoc(fn.file, line, col)
+
+    def error(self, node: ast.AST, message: str, note: str | None = None) -> FrontendError:
+        assert self.fn is not None
+        return FrontendError(f"{message} (in function '{self.fn.qualname}')", self._loc(node), note)
+
+    def unsupported(self, node: ast.AST, construct: str) -> FrontendError:
+        return self.error(
+            node,
+            f"unsupported Python construct: {construct}",
+            "see docs/frontend.md for the supported subset",
+        )
+
+    def emit(self, op: Operation, node: ast.AST) -> Operation:
+        op.location = self._loc(node).to_attr()
+        self.block.add_op(op)
+        return op
+
+    @contextmanager
+    def _in_block(self, block: Block) -> Iterator[Block]:
+        saved = self.block
+        self.block = block
+        try:
+            yield block
+        finally:
+            self.block = saved
+
+    def materialize(self, v: Value, node: ast.AST) -> SSAValue:
+        """An SSA value for `v`, emitting constants for statically known values."""
+        if isinstance(v, SSAValue):
+            return v
+        if isinstance(v, Static):
+            x = v.value
+            if isinstance(x, bool):
+                return self.emit(arith.ConstantOp(IntegerAttr(int(x), i1)), node).results[0]
+            if isinstance(x, int):
+                return self.emit(arith.ConstantOp(IntegerAttr(x, i64)), node).results[0]
+            if isinstance(x, float):
+                return self.emit(arith.ConstantOp(FloatAttr(x, f64)), node).results[0]
+            if x is None:
+                return self.emit(d.ConstantOp(NoneAttr()), node).results[0]
+            if isinstance(x, str):
+                return self.emit(d.ConstantOp(StringAttr(x)), node).results[0]
+            if isinstance(x, torch.dtype):
+                return self.emit(d.ConstantOp(d.GlobalAttr(str(x))), node).results[0]
+            if isinstance(x, slice):
+                parts = [self.materialize(Static(p), node) for p in (x.start, x.stop, x.step)]
+                return self.emit(d.CallFunctionOp("builtins.slice", parts, result_type=d.PYOBJ), node).results[0]
+            if x is Ellipsis:
+                return self.emit(d.ConstantOp(d.GlobalAttr("builtins.Ellipsis")), node).results[0]
+            if isinstance(x, (tuple, list, torch.Size)):
+                return self.materialize(SeqVal([Static(e) for e in x], isinstance(x, list)), node)
+            if isinstance(x, torch.Tensor):
+                raise self.error(node, "tensor constants held as Python attributes must be registered buffers")
+            raise self.error(node, f"cannot use a Python {type(x).__name__} value at run time")
+        if isinstance(v, SeqVal):
+            elems = [self.materialize(e, node) for e in v.items]
+            return self.emit(d.MakeTupleOp(elems, is_list=v.is_list), node).results[0]
+        if isinstance(v, ModuleRef):
+            raise self.error(node, f"submodule '{v.path or 'self'}' cannot be used as a value, only called")
+        if isinstance(v, GlobalRef):
+            return self.emit(d.ConstantOp(d.GlobalAttr(v.qualname)), node).results[0]
+        raise self.error(node, f"'{v.name}' must be called" if isinstance(v, MethodRef) else "unsupported value")
+
+    def call_function(self, target: str, args: Sequence[Value], kwargs: dict[str, Value], node: ast.AST) -> SSAValue:
+        ops = [self.materialize(a, node) for a in args] + [self.materialize(v, node) for v in kwargs.values()]
+        return self.emit(d.CallFunctionOp(target, ops, list(kwargs)), node).results[0]
+
+    # -------------------------------------------------------------- statements
+
+    def _lower_body(self, stmts: Sequence[ast.stmt], scope: _Scope) -> None:
+        for s in stmts:
+            if scope.terminated:
+                return  # code after return/break is dead, as in Python
+            self._stmt(s, scope)
+
+    def _stmt(self, s: ast.stmt, scope: _Scope) -> None:
+        if type(s) in UNSUPPORTED_STMTS:
+            raise self.unsupported(s, UNSUPPORTED_STMTS[type(s)])
+        match s:
+            case ast.Expr(value=ast.Constant()):
+                return  # docstring or bare literal
+            case ast.Expr(value=value):
+                self._expr_stmt(value, scope)
+            case ast.Pass():
+                return
+            case ast.Assign(targets=targets, value=value):
+                v = self.expr(value, scope)
+                for t in targets:
+                    self._assign(t, v, scope)
+            case ast.AnnAssign(target=target, value=value) if value is not None:
+                self._assign(target, self.expr(value, scope), scope)
+            case ast.AugAssign(target=target, op=op, value=value):
+                load = ast.copy_location(
+                    ast.Name(id=target.id, ctx=ast.Load()) if isinstance(target, ast.Name) else target, target
+                )
+                if not isinstance(target, ast.Name):
+                    raise self.unsupported(s, "augmented assignment to an attribute or item (in-place mutation)")
+                v = self._binop(op, self.expr(load, scope), self.expr(value, scope), s)
+                self._assign(target, v, scope)
+            case ast.If():
+                self._if(s, scope)
+            case ast.For():
+                self._for(s, scope)
+            case ast.While():
+                raise self.unsupported(s, "while loop with a data-dependent condition (not yet supported)")
+            case ast.Return(value=value):
+                v = Static(None) if value is None else self.expr(value, scope)
+                self._emit_return(scope, v, s, top=False)
+            case ast.Break():
+                raise self.unsupported(s, "break (not yet supported)")
+            case ast.Continue():
+                raise self.unsupported(s, "continue (not yet supported)")
+            case ast.Assert(test=test):
+                v = self.expr(test, scope)
+                if not isinstance(v, Static):
+                    raise self.unsupported(s, "assert on a run-time value")
+                if not v.value:
+                    raise self.error(s, "assertion is always false for this model")
+            case _:
+                raise self.unsupported(s, type(s).__name__)
+
+    def _expr_stmt(self, value: ast.expr, scope: _Scope) -> None:
+        # `seq.append(x)` on a Python list grows it at compile time.
+        if isinstance(value, ast.Call) and isinstance(value.func, ast.Attribute) and value.func.attr in ("append", "extend"):
+            target = self.expr(value.func.value, scope)
+            if isinstance(target, SeqVal) and target.is_list:
+                arg = self.expr(value.args[0], scope)
+                if value.func.attr == "append":
+                    target.items.append(arg)
+                elif isinstance(arg, SeqVal):
+                    target.items.extend(arg.items)
+                else:
+                    raise self.unsupported(value, "list.extend with a run-time value")
+                return
+        self.expr(value, scope)
+
+    def _assign(self, target: ast.expr, v: Value, scope: _Scope) -> None:
+        match target:
+            case ast.Name(id=name):
+                if isinstance(v, SSAValue) and v.name_hint is None and name.isidentifier():
+                    v.name_hint = name
+                scope.env[name] = v
+            case ast.Tuple(elts=elts) | ast.List(elts=elts):
+                items = self._unpack(v, len(elts), target)
+                for t, item in zip(elts, items):
+                    self._assign(t, item, scope)
+            case ast.Attribute(value=ast.Name(id="self")):
+                raise self.unsupported(target, "assignment to a module attribute (in-place mutation of the model)")
+            case ast.Subscript():
+                raise self.unsupported(target, "item assignment (in-place tensor mutation)")
+            case _:
+                raise self.unsupported(target, f"assignment target {type(target).__name__}")
+
+    def _unpack(self, v: Value, n: int, node: ast.AST) -> list[Value]:
+        if isinstance(v, SeqVal):
+            if len(v.items) != n:
+                raise self.error(node, f"cannot unpack {len(v.items)} values into {n} names")
+            return list(v.items)
+        if isinstance(v, Static) and isinstance(v.value, (tuple, list, torch.Size)):
+            if len(v.value) != n:
+                raise self.error(node, f"cannot unpack {len(v.value)} values into {n} names")
+            return [Static(x) for x in v.value]
+        if isinstance(v, SSAValue):
+            return [self.emit(d.GetItemOp(v, i), node).results[0] for i in range(n)]
+        raise self.error(node, "cannot unpack this value")
+
+    def _emit_return(self, scope: _Scope, v: Value | None, node: ast.AST, top: bool) -> None:
+        assert self.fn is not None
+        value = Static(None) if v is None else v
+        if self.fn.inline:
+            scope.returned.append(value)
+            scope.terminated = True
+            return
+        ssa = self.materialize(value, node)
+        if self.block is self._entry:
+            self.emit(func.ReturnOp(ssa), node)
+        else:
+            self.emit(d.ReturnOp(ssa), node)
+        scope.terminated = True
+
+    # ------------------------------------------------------------------- if
+
+    def _if(self, s: ast.If, scope: _Scope) -> None:
+        cond = self.expr(s.test, scope)
+        if isinstance(cond, Static) or isinstance(cond, (ModuleRef, GlobalRef)):
+            taken = s.body if (cond.value if isinstance(cond, Static) else True) else s.orelse
+            self._lower_body(taken, scope)
+            return
+        c = self.to_bool(cond, s.test)
+        self._branch(c, s.body, s.orelse, scope, s)
+
+    def _branch(
+        self,
+        cond: SSAValue,
+        then_body: Sequence[ast.stmt],
+        else_body: Sequence[ast.stmt],
+        scope: _Scope,
+        node: ast.AST,
+        then_fn: Callable[[_Scope], None] | None = None,
+        else_fn: Callable[[_Scope], None] | None = None,
+    ) -> list[SSAValue]:
+        """Emit a `dycl.if` whose branches run the statements and merge names after."""
+        branches: list[tuple[Block, _Scope]] = []
+        for body, fn in ((then_body, then_fn), (else_body, else_fn)):
+            sub = _Scope(env=dict(scope.env))
+            block = Block()
+            with self._in_block(block):
+                if fn is not None:
+                    fn(sub)
+                else:
+                    self._lower_body(body, sub)
+            branches.append((block, sub))
+        live = [(b, sc) for b, sc in branches if not sc.terminated]
+        names = sorted(
+            n
+            for n in set().union(*(sc.env.keys() for _, sc in live)) if live
+            if all(n in sc.env for _, sc in live) and any(sc.env[n] is not scope.env.get(n) for _, sc in live)
+        ) if live else []
+        merged: dict[str, Value] = {}
+        to_yield: list[str] = []
+        for n in names:
+            vals = [sc.env[n] for _, sc in live]
+            if all(v is vals[0] for v in vals) or (
+                all(isinstance(v, Static) for v in vals)
+                and all(type(v.value) is type(vals[0].value) and v.value == vals[0].value for v in vals)
+            ):
+                merged[n] = vals[0]
+            elif any(isinstance(v, (ModuleRef, GlobalRef, MethodRef)) for v in vals):
+                raise self.error(node, f"'{n}' names different modules depending on a run-time condition")
+            else:
+                to_yield.append(n)
+        # Inlined functions: the returned value is merged like a name.
+        ret_live = self.fn is not None and self.fn.inline and all(sc.terminated and sc.returned for _, sc in branches)
+        yielded: list[list[SSAValue]] = []
+        for block, sc in branches:
+            if sc.terminated and not ret_live:
+                yielded.append([])
+                continue
+            with self._in_block(block):
+                vals = [self.materialize(sc.env[n], node) for n in to_yield]
+                if ret_live:
+                    vals.append(self.materialize(sc.returned[-1], node))
+                yielded.append(vals)
+        result_types: list[Attribute] = []
+        width = len(to_yield) + (1 if ret_live else 0)
+        for i in range(width):
+            ts = {vals[i].type for vals in yielded if vals}
+            result_types.append(ts.pop() if len(ts) == 1 else d.ANY)
+        for (block, sc), vals in zip(branches, yielded):
+            if not sc.terminated or ret_live:
+                block.add_op(d.YieldOp(*vals))
+        if_op = self.emit(
+            d.IfOp(cond, result_types, Region(branches[0][0]), Region(branches[1][0])), node
+        )
+        results = list(if_op.results)
+        for n, r in zip(to_yield, results):
+            r.name_hint = n
+            scope.env[n] = r
+        scope.env.update(merged)
+        if ret_live:
+            scope.returned.append(results[-1])
+            scope.terminated = True
+        elif not live:
+            scope.terminated = True
+        return results
+
+    # ------------------------------------------------------------------ for
+
+    def _for(self, s: ast.For, scope: _Scope) -> None:
+        if s.orelse:
+            raise self.unsupported(s, "for ... else")
+        it = self.expr(s.iter, scope)
+        if isinstance(it, Static) and isinstance(it.value, range):
+            r = it.value
+            if self.fn is not None and not self.fn.inline and not _contains(s.body, (ast.Break, ast.Continue)):
+                try:
+                    self._rolled_for(s, r, scope)
+                    return
+                except _NeedsStatic:
+                    pass
+            self._unrolled_for(s, [Static(i) for i in r], scope)
+            return
+        if isinstance(it, Static) and isinstance(it.value, (tuple, list)):
+            self._unrolled_for(s, [Static(x) for x in it.value], scope)
+            return
+        if isinstance(it, SeqVal):
+            self._unrolled_for(s, list(it.items), scope)
+            return
+        if isinstance(it, ModuleRef) and isinstance(it.module, (nn.Sequential, nn.ModuleList)):
+            self._unrolled_for(s, [it.child(n) for n, _ in it.module.named_children()], scope)
+            return
+        if isinstance(it, ModuleRef) and isinstance(it.module, nn.ModuleDict):
+            self._unrolled_for(s, [Static(k) for k in it.module.keys()], scope)
+            return
+        raise self.unsupported(s.iter, "for loop over a run-time value (iterate over range(), a module list, or a Python sequence)")
+
+    def _unrolled_for(self, s: ast.For, items: list[Value], scope: _Scope) -> None:
+        for item in items:
+            if scope.terminated:
+                return
+            self._assign(s.target, item, scope)
+            if _contains(s.body, (ast.Break, ast.Continue)):
+                raise self.unsupported(s, "break/continue (not yet supported)")
+            self._lower_body(s.body, scope)
+
+    def _rolled_for(self, s: ast.For, r: range, scope: _Scope) -> None:
+        """Emit `dycl.for`; `unroll-loops` expands it. Falls back to unrolling here
+        when the body needs the index as a compile-time value."""
+        if len(r) == 0:
+            return
+        assigned = _assigned_names(s.body) | _assigned_names([ast.Assign(targets=[s.target], value=ast.Constant(0))])
+        carried = sorted(n for n in assigned if n in scope.env and not isinstance(scope.env[n], (ModuleRef, GlobalRef)))
+        new_names = assigned - set(scope.env)
+        if any(isinstance(scope.env[n], SeqVal) for n in carried) or new_names - self._target_names(s.target):
+            raise _NeedsStatic  # lists and loop-local names need per-iteration values
+        node = s
+        inits = [self.materialize(scope.env[n], node) for n in carried]
+        body_block = Block(arg_types=[i64] + [d.ANY] * len(carried))
+        lb, ub, st = (self.materialize(Static(x), node) for x in (r.start, r.stop, r.step))
+        sub = _Scope(env=dict(scope.env))
+        for n, arg in zip(carried, body_block.args[1:]):
+            arg.name_hint = n
+            sub.env[n] = arg
+        body_block.args[0].name_hint = s.target.id if isinstance(s.target, ast.Name) else "i"
+        self.loop_depth += 1
+        try:
+            with self._in_block(body_block):
+                self._assign(s.target, body_block.args[0], sub)
+                self._lower_body(s.body, sub)
+                if sub.terminated:
+                    raise _NeedsStatic
+                vals = [self.materialize(sub.env[n], node) for n in carried]
+                body_block.add_op(d.YieldOp(*vals))
+        except _NeedsStatic:
+            body_block.erase(safe_erase=False)
+            for v in (lb, ub, st, *inits):
+                if isinstance(v.owner, Operation) and not v.uses and v.owner.parent is self.block:
+                    self.block.erase_op(v.owner)
+            raise
+        finally:
+            self.loop_depth -= 1
+        for_op = self.emit(d.ForOp(lb, ub, st, inits, Region(body_block)), node)
+        for n, res in zip(carried, for_op.results):
+            res.name_hint = n
+            scope.env[n] = res
+
+    @staticmethod
+    def _target_names(t: ast.expr) -> set[str]:
+        return {n.id for n in ast.walk(t) if isinstance(n, ast.Name)}
+
+    # ------------------------------------------------------------ expressions
+
+    def expr(self, e: ast.expr, scope: _Scope) -> Value:
+        if type(e) in UNSUPPORTED_EXPRS:
+            raise self.unsupported(e, UNSUPPORTED_EXPRS[type(e)])
+        match e:
+            case ast.Constant(value=value):
+                return Static(value)
+            case ast.Name(id=name):
+                return self._name(name, e, scope)
+            case ast.Attribute(value=base, attr=attr):
+                return self._attribute(self.expr(base, scope), attr, e)
+            case ast.Tuple(elts=elts):
+                items = [self.expr(x, scope) for x in elts]
+                if all(isinstance(x, Static) for x in items):
+                    return Static(tuple(x.value for x in items))  # type: ignore[union-attr]
+                return SeqVal(items)
+            case ast.List(elts=elts):
+                return SeqVal([self.expr(x, scope) for x in elts], is_list=True)
+            case ast.Dict():
+                raise self.unsupported(e, "dict literal")
+            case ast.BinOp(left=left, op=op, right=right):
+                return self._binop(op, self.expr(left, scope), self.expr(right, scope), e)
+            case ast.UnaryOp(op=op, operand=operand):
+                return self._unary(op, operand, scope, e)
+            case ast.Compare():
+                return self._compare(e, scope)
+            case ast.BoolOp():
+                return self._boolop(e, scope)
+            case ast.IfExp(test=test, body=body, orelse=orelse):
+                return self._ifexp(test, body, orelse, scope, e)
+            case ast.Call():
+                return self._call(e, scope)
+            case ast.Subscript(value=value, slice=index):
+                return self._subscript(self.expr(value, scope), self._index(index, scope), e)
+            case ast.Slice():
+                return self._index(e, scope)
+            case _:
+                raise self.unsupported(e, type(e).__name__)
+
+    def _name(self, name: str, node: ast.AST, scope: _Scope) -> Value:
+        if name in scope.env:
+            return scope.env[name]
+        assert self.fn is not None
+        if name in self.fn.globals:
+            return self._global(self.fn.globals[name], name, node)
+        if hasattr(builtins, name):
+            return self._global(getattr(builtins, name), name, node)
+        raise self.error(node, f"name '{name}' is not defined here (assigned only on some paths, or unknown)")
+
+    def _global(self, obj: Any, name: str, node: ast.AST) -> Value:
+        if isinstance(obj, (bool, int, float, str, type(None), tuple, torch.dtype)):
+            return Static(obj)
+        if isinstance(obj, (list, dict, set)):
+            raise self.unsupported(node, f"closure over the mutable global '{name}'")
+        if isinstance(obj, nn.Module):
+            raise self.unsupported(node, f"module '{name}' held in a global (make it a submodule)")
+        q = qualname_of(obj)
+        if q is None:
+            raise self.error(node, f"cannot resolve the global '{name}' to an importable name")
+        return GlobalRef(q, obj)
+
+    def _attribute(self, base: Value, attr: str, node: ast.AST) -> Value:
+        if isinstance(base, ModuleRef):
+            m = base.module
+            if attr in m._modules:
+                return base.child(attr)
+            if attr in m._parameters or attr in m._buffers:
+                t = getattr(m, attr)
+                if t is None:
+                    return Static(None)
+                path = f"{base.path}.{attr}" if base.path else attr
+                return self.emit(d.ParamOp(path, tensor_type_of(t)), node).results[0]
+            if hasattr(type(m), attr) and callable(getattr(type(m), attr)) and not isinstance(
+                inspect.getattr_static(m, attr), property
+            ):
+                return MethodRef(base, attr)
+            try:
+                val = getattr(m, attr)
+            except AttributeError:
+                raise self.error(node, f"module '{base.path or 'self'}' ({type(m).__name__}) has no attribute '{attr}'") from None
+            if isinstance(val, torch.Tensor):
+                raise self.error(node, f"tensor attribute '{attr}' is neither a parameter nor a buffer; register it as a buffer")
+            if isinstance(val, (bool, int, float, str, type(None), torch.dtype)):
+                return Static(val)
+            if isinstance(val, (list, tuple)):
+                if all(isinstance(x, (bool, int, float, str, type(None))) or
+                       (isinstance(x, (list, tuple)) and all(isinstance(y, (bool, int, float)) for y in x)) for x in val):
+                    return Static(tuple(val) if isinstance(val, tuple) else list(val))
+            raise self.error(node, f"attribute '{attr}' of type {type(val).__name__} cannot be used by compiled code")
+        if isinstance(base, GlobalRef):
+            obj = getattr(base.obj, attr, None)
+            if obj is None and not hasattr(base.obj, attr):
+                raise self.error(node, f"'{base.qualname}' has no attribute '{attr}'")
+            if isinstance(obj, (bool, int, float, str, torch.dtype)):
+                return Static(obj)
+            q = qualname_of(obj) or f"{base.qualname}.{attr}"
+            return GlobalRef(q, obj)
+        if isinstance(base, SSAValue):
+            if attr in ("shape", "dtype", "device", "ndim", "T", "mT", "data", "is_cuda"):
+                return self.call_function("builtins.getattr", [base, Static(attr)], {}, node)
+            return MethodRef(base, attr)
+        if isinstance(base, Static):
+            if isinstance(base.value, (int, float, str, tuple, list)) and hasattr(base.value, attr):
+                return MethodRef(base, attr)
+        raise self.error(node, f"attribute '{attr}' is not supported on this value")
+
+    def _binop(self, op: ast.operator, a: Value, b: Value, node: ast.AST) -> Value:
+        name, fn = BINOPS[type(op)]
+        if isinstance(a, Static) and isinstance(b, Static):
+            try:
+                return Static(fn(a.value, b.value))
+            except Exception as ex:
+                raise self.error(node, f"constant expression fails: {ex}") from None
+        if isinstance(a, SeqVal) and isinstance(b, SeqVal) and name == "add":
+            return SeqVal(a.items + b.items, a.is_list)
+        return self.call_function(f"_operator.{name}", [a, b], {}, node)
+
+    def _unary(self, op: ast.unaryop, operand: ast.expr, scope: _Scope, node: ast.AST) -> Value:
+        v = self.expr(operand, scope)
+        if isinstance(op, ast.Not):
+            if isinstance(v, Static):
+                return Static(not v.value)
+            c = self.to_bool(v, operand)
+            true = self.materialize(Static(True), node)
+            return self.emit(arith.XOrIOp(c, true), node).results[0]
+        fn = {ast.USub: ("neg", operator.neg), ast.UAdd: ("pos", operator.pos), ast.Invert: ("invert", operator.invert)}[type(op)]
+        if isinstance(v, Static):
+            return Static(fn[1](v.value))
+        return self.call_function(f"_operator.{fn[0]}", [v], {}, node)
+
+    def _compare(self, e: ast.Compare, scope: _Scope) -> Value:
+        left = self.expr(e.left, scope)
+        result: Value | None = None
+        for op, right_node in zip(e.ops, e.comparators):
+            right = self.expr(right_node, scope)
+            if type(op) in STATIC_OK_CMPOPS:
+                if isinstance(left, Static) and isinstance(right, Static):
+                    part: Value = Static(STATIC_OK_CMPOPS[type(op)](left.value, right.value))
+                elif isinstance(op, (ast.Is, ast.IsNot)) and isinstance(right, Static) and right.value is None:
+                    part = Static(isinstance(op, ast.IsNot))  # a run-time tensor is never None
+                else:
+                    raise self.unsupported(e, f"'{type(op).__name__}' comparison on a run-time value")
+            else:
+                name, fn = CMPOPS[type(op)]
+                if isinstance(left, Static) and isinstance(right, Static):
+                    part = Static(fn(left.value, right.value))
+                else:
+                    part = self.call_function(f"_operator.{name}", [left, right], {}, e)
+            result = part if result is None else self._and_values(result, part, e)
+            left = right
+        assert result is not None
+        return result
+
+    def _and_values(self, a: Value, b: Value, node: ast.AST) -> Value:
+        if isinstance(a, Static) and isinstance(b, Static):
+            return Static(a.value and b.value)
+        ca, cb = self.to_bool(a, node), self.to_bool(b, node)
+        return self.emit(arith.AndIOp(ca, cb), node).results[0]
+
+    def _boolop(self, e: ast.BoolOp, scope: _Scope) -> Value:
+        """`and`/`or` with Python's short-circuit, on truth values."""
+        is_and = isinstance(e.op, ast.And)
+        first = self.expr(e.values[0], scope)
+        rest = e.values[1:]
+        if isinstance(first, Static):
+            if bool(first.value) != is_and:  # decided: False and ..., True or ...
+                return first
+            if not rest:
+                return first
+            return self.expr(ast.copy_location(ast.BoolOp(op=e.op, values=rest), e), scope) if len(rest) > 1 else self.expr(rest[0], scope)
+        c = self.to_bool(first, e.values[0])
+        if not rest:
+            return c
+        tail = ast.copy_location(ast.BoolOp(op=e.op, values=rest), e) if len(rest) > 1 else rest[0]
+
+        def evaluate_rest(sub: _Scope) -> None:
+            sub.env["$cond"] = self.to_bool(self.expr(tail, sub), tail)
+
+        def short(sub: _Scope) -> None:
+            sub.env["$cond"] = Static(not is_and)
+
+        outer = _Scope(env=dict(scope.env))
+        outer.env["$cond"] = Static(None)
+        self._branch(
+            c, [], [], outer, e,
+            then_fn=evaluate_rest if is_and else short,
+            else_fn=short if is_and else evaluate_rest,
+        )
+        return outer.env["$cond"]
+
+    def _ifexp(self, test: ast.expr, body: ast.expr, orelse: ast.expr, scope: _Scope, node: ast.AST) -> Value:
+        cond = self.expr(test, scope)
+        if isinstance(cond, Static):
+            return self.expr(body if cond.value else orelse, scope)
+        c = self.to_bool(cond, test)
+        outer = _Scope(env=dict(scope.env))
+        outer.env["$v"] = Static(None)
+
+        def branch(x: ast.expr) -> Callable[[_Scope], None]:
+            def run(sub: _Scope) -> None:
+                sub.env["$v"] = self.expr(x, sub)
+            return run
+
+        self._branch(c, [], [], outer, node, then_fn=branch(body), else_fn=branch(orelse))
+        return outer.env["$v"]
+
+    def to_bool(self, v: Value, node: ast.AST) -> SSAValue:
+        """The i1 truth value of `v` (a device→host read when `v` is a tensor)."""
+        if isinstance(v, Static):
+            return self.materialize(Static(bool(v.value)), node)
+        ssa = self.materialize(v, node)
+        if ssa.type == i1:
+            return ssa
+        return self.emit(d.ToBoolOp(ssa), node).results[0]
+
+    # -------------------------------------------------------------- indexing
+
+    def _index(self, index: ast.expr, scope: _Scope) -> Value:
+        if isinstance(index, ast.Slice):
+            parts = [Static(None) if p is None else self.expr(p, scope) for p in (index.lower, index.upper, index.step)]
+            if all(isinstance(p, Static) for p in parts):
+                return Static(slice(*(p.value for p in parts)))  # type: ignore[union-attr]
+            return self.call_function("builtins.slice", parts, {}, index)
+        if isinstance(index, ast.Tuple):
+            items = [self._index(x, scope) for x in index.elts]
+            if all(isinstance(x, Static) for x in items):
+                return Static(tuple(x.value for x in items))  # type: ignore[union-attr]
+            return SeqVal(items)
+        return self.expr(index, scope)
+
+    def _subscript(self, base: Value, index: Value, node: ast.AST) -> Value:
+        if isinstance(base, ModuleRef):
+            if not isinstance(index, Static):
+                if self.loop_depth:
+                    raise _NeedsStatic
+                raise self.error(node, "indexing a module container needs a compile-time index")
+            m = base.module
+            if isinstance(m, nn.ModuleDict):
+                return base.child(index.value)
+            if isinstance(m, (nn.Sequential, nn.ModuleList)):
+                names = [n for n, _ in m.named_children()]
+                sel = names[index.value]
+                if isinstance(sel, list):
+                    raise self.unsupported(node, "slicing a module container")
+                return base.child(sel)
+            raise self.error(node, f"module '{base.path}' is not indexable")
+        if isinstance(base, Static) and isinstance(index, Static):
+            try:
+                return Static(base.value[index.value])
+            except Exception as ex:
+                raise self.error(node, f"constant indexing fails: {ex}") from None
+        if isinstance(base, Static) and isinstance(base.value, (list, tuple)):
+            if self.loop_depth:
+                raise _NeedsStatic
+            raise self.error(node, "indexing a Python sequence needs a compile-time index")
+        if isinstance(base, SeqVal):
+            if not isinstance(index, Static):
+                if self.loop_depth:
+                    raise _NeedsStatic
+                raise self.error(node, "indexing a Python list of tensors needs a compile-time index")
+            sel = base.items[index.value]
+            return SeqVal(sel, base.is_list) if isinstance(sel, list) else sel
+        return self.call_function("_operator.getitem", [base, index], {}, node)
+
+    # ------------------------------------------------------------------ calls
+
+    def _call(self, e: ast.Call, scope: _Scope) -> Value:
+        fn = self.expr(e.func, scope)
+        if any(isinstance(a, ast.Starred) for a in e.args) or any(k.arg is None for k in e.keywords):
+            raise self.unsupported(e, "*args/**kwargs in a call")
+        args = [self.expr(a, scope) for a in e.args]
+        kwargs = {k.arg: self.expr(k.value, scope) for k in e.keywords if k.arg is not None}
+        if isinstance(fn, ModuleRef):
+            return self._call_module(fn, args, kwargs, e)
+        if isinstance(fn, MethodRef):
+            return self._call_method(fn, args, kwargs, e)
+        if isinstance(fn, GlobalRef):
+            return self._call_global(fn, args, kwargs, e)
+        raise self.error(e, "this value is not callable")
+
+    def _call_module(self, m: ModuleRef, args: list[Value], kwargs: dict[str, Value], node: ast.Call) -> Value:
+        if isinstance(m.module, nn.Sequential):
+            if kwargs or len(args) != 1:
+                raise self.error(node, "nn.Sequential takes exactly one positional input")
+            v = args[0]
+            for name, _ in m.module.named_children():
+                v = self._call_module(m.child(name), [v], {}, node)
+            return v
+        if isinstance(m.module, (nn.ModuleList, nn.ModuleDict)):
+            raise self.error(node, f"'{m.path}' is a {type(m.module).__name__}, which is not callable")
+        if is_leaf_module(m.module):
+            ops = [self.materialize(a, node) for a in args] + [self.materialize(v, node) for v in kwargs.values()]
+            return self.emit(d.CallModuleOp(m.path, ops, list(kwargs)), node).results[0]
+        if type(m.module).__call__ is not nn.Module.__call__ or m.module._forward_hooks or m.module._forward_pre_hooks:
+            raise self.unsupported(node, f"module '{m.path}' with a custom __call__ or hooks")
+        return self._inline(type(m.module).forward, m, args, kwargs, node)
+
+    def _call_method(self, mref: MethodRef, args: list[Value], kwargs: dict[str, Value], node: ast.Call) -> Value:
+        recv = mref.receiver
+        if isinstance(recv, ModuleRef):
+            if mref.name == "forward":
+                return self._call_module(recv, args, kwargs, node)
+            return self._inline(getattr(type(recv.module), mref.name), recv, args, kwargs, node)
+        if isinstance(recv, Static):
+            if all(isinstance(a, Static) for a in args):
+                return Static(getattr(recv.value, mref.name)(*(a.value for a in args)))  # type: ignore[union-attr]
+            raise self.error(node, f"method '{mref.name}' of a Python constant with run-time arguments")
+        if mref.name == "item" and not args:
+            return self._item(recv, node, d.ANY)
+        ops = [self.materialize(recv, node)] + [self.materialize(a, node) for a in args]
+        ops += [self.materialize(v, node) for v in kwargs.values()]
+        return self.emit(d.CallMethodOp(mref.name, ops, list(kwargs)), node).results[0]
+
+    def _item(self, v: Value, node: ast.AST, result_type: Attribute) -> SSAValue:
+        """A host read of a one-element tensor; `!dycl.any` takes the tensor's dtype."""
+        ssa = self.materialize(v, node)
+        if isinstance(v, SSAValue) and v.type in (i64, f64, i1):
+            return ssa
+        return self.emit(d.ItemOp(ssa, result_type), node).results[0]
+
+    def _call_global(self, g: GlobalRef, args: list[Value], kwargs: dict[str, Value], node: ast.Call) -> Value:
+        obj = g.obj
+        if g.qualname in FORBIDDEN_CALLS or g.qualname.removeprefix("builtins.") in FORBIDDEN_CALLS:
+            raise self.unsupported(node, FORBIDDEN_CALLS.get(g.qualname, FORBIDDEN_CALLS.get(g.qualname.removeprefix("builtins."), g.qualname)))
+        if g.qualname.startswith(("random.", "numpy.random")):
+            raise self.unsupported(node, "Python-side randomness")
+        statics = all(isinstance(a, Static) for a in args) and all(isinstance(v, Static) for v in kwargs.values())
+        if obj is range:
+            if not statics:
+                raise self.unsupported(node, "range() with run-time bounds (not yet supported)")
+            return Static(range(*(a.value for a in args)))  # type: ignore[union-attr]
+        if obj is len:
+            (a,) = args
+            if isinstance(a, SeqVal):
+                return Static(len(a.items))
+            if isinstance(a, ModuleRef):
+                return Static(len(a.module))
+        if obj in (enumerate, zip):
+            seqs = [self._as_sequence(a, node) for a in args]
+            if obj is enumerate:
+                start = kwargs.get("start", Static(0))
+                assert isinstance(start, Static)
+                return SeqVal([SeqVal([Static(i + start.value), x]) for i, x in enumerate(seqs[0])])
+            return SeqVal([SeqVal(list(t)) for t in zip(*seqs)])
+        if obj is isinstance:
+            (v, cls) = args
+            if isinstance(v, SSAValue) and isinstance(cls, GlobalRef):
+                return Static(cls.obj is torch.Tensor)
+        if statics and (obj in PURE_BUILTINS or g.qualname.startswith("math.")):
+            return Static(obj(*(a.value for a in args), **{k: v.value for k, v in kwargs.items()}))  # type: ignore[union-attr]
+        if obj in (int, float, bool) and len(args) == 1:
+            return self._convert_scalar(obj, args[0], node)
+        if isinstance(obj, type) and issubclass(obj, nn.Module):
+            raise self.unsupported(node, "creating a module inside forward")
+        if inspect.isfunction(obj) and not g.qualname.startswith("torch."):
+            return self._inline(obj, None, args, kwargs, node)
+        return self.call_function(g.qualname, args, kwargs, node)
+
+    def _convert_scalar(self, kind: type, v: Value, node: ast.AST) -> SSAValue:
+        if kind is bool:
+            return self.to_bool(v, node)
+        return self._item(v, node, i64 if kind is int else f64)
+
+    def _as_sequence(self, v: Value, node: ast.AST) -> list[Value]:
+        if isinstance(v, SeqVal):
+            return list(v.items)
+        if isinstance(v, Static) and isinstance(v.value, (range, list, tuple)):
+            return [Static(x) for x in v.value]
+        if isinstance(v, ModuleRef) and isinstance(v.module, (nn.ModuleList, nn.Sequential)):
+            return [v.child(n) for n, _ in v.module.named_children()]
+        raise self.unsupported(node, "enumerate/zip over a run-time value")
+
+    # ---------------------------------------------------------------- inlining
+
+    def _inline(self, function: Any, self_ref: ModuleRef | None, args: list[Value], kwargs: dict[str, Value], node: ast.Call) -> Value:
+        key = f"{getattr(function, '__qualname__', function)}@{self_ref.path if self_ref else ''}"
+        if key in self._inline_stack:
+            raise self.unsupported(node, f"recursive call of {getattr(function, '__qualname__', function)}")
+        owner = type(self_ref.module).__name__ if self_ref else getattr(function, "__module__", "")
+        tree, fn = self._parse(function, owner, inline=True)
+        fdef = tree.body[0]
+        if not isinstance(fdef, ast.FunctionDef):
+            raise self.unsupported(node, "calling a non-function")
+        a = fdef.args
+        if a.vararg or a.kwarg or a.kwonlyargs or a.posonlyargs:
+            raise self.unsupported(node, f"calling '{fn.qualname}', which takes *args/**kwargs")
+        names = [x.arg for x in a.args]
+        env: dict[str, Value] = {}
+        if self_ref is not None:
+            env[names[0]] = self_ref
+            names = names[1:]
+        defaults = dict(zip(names[len(names) - len(a.defaults):], a.defaults))
+        if len(args) > len(names):
+            raise self.error(node, f"'{fn.qualname}' takes {len(names)} arguments, got {len(args)}")
+        for n, v in zip(names, args):
+            env[n] = v
+        for n, v in kwargs.items():
+            if n not in names:
+                raise self.error(node, f"'{fn.qualname}' has no parameter '{n}'")
+            env[n] = v
+        saved_fn = self.fn
+        saved_depth = self.loop_depth
+        self._inline_stack.append(key)
+        try:
+            for n in names:
+                if n not in env:
+                    if n not in defaults:
+                        raise self.error(node, f"'{fn.qualname}' is missing argument '{n}'")
+                    self.fn = fn
+                    env[n] = self.expr(defaults[n], _Scope(env={}))
+            self.fn = fn
+            self.loop_depth = 0
+            if _contains(fdef.body, (ast.Return,)) and any(
+                _contains([s], (ast.Return,)) for s in fdef.body if isinstance(s, (ast.For, ast.While))
+            ):
+                raise self.unsupported(fdef, "return inside a loop of an inlined function")
+            scope = _Scope(env=env)
+            self._lower_body(_restructure_returns(list(fdef.body)), scope)
+            if not scope.returned:
+                return Static(None)
+            return scope.returned[-1]
+        finally:
+            self._inline_stack.pop()
+            self.fn = saved_fn
+            self.loop_depth = saved_depth
+
+
+def lower_module(model: nn.Module, example_inputs: Sequence[Any], model_key: str | None = None) -> ModuleOp:
+    """Lower `model.forward` (and what it calls) to a dycl module with `@forward`."""
+    module = Lowerer(model, example_inputs, model_key).lower()
+    module.verify()
+    return module

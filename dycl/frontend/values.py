@@ -1,0 +1,107 @@
+"""What a Python name can stand for while a forward is being lowered.
+
+A name is bound either to an SSA value (known only at run time) or to something
+the compiler knows statically: a Python constant, a submodule, a global such as
+`torch.nn.functional`, or a tuple/list whose elements are any of these.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import torch
+from torch import nn
+from xdsl.ir import SSAValue
+
+
+@dataclass(frozen=True)
+class Static:
+    """A Python value known at compile time (int, float, bool, None, str, dtype, slice...)."""
+
+    value: Any
+
+
+@dataclass(frozen=True)
+class ModuleRef:
+    """A submodule of the compiled model; `path` is its dotted name from the root."""
+
+    path: str
+    module: nn.Module
+
+    def child(self, name: str) -> ModuleRef:
+        return ModuleRef(f"{self.path}.{name}" if self.path else name, getattr(self.module, name))
+
+
+@dataclass(frozen=True)
+class GlobalRef:
+    """A Python global: a module (torch, F), a function or a class, by qualified name."""
+
+    qualname: str
+    obj: Any
+
+
+@dataclass(frozen=True)
+class MethodRef:
+    """`receiver.name` not yet called: a tensor method or a helper method of a module."""
+
+    receiver: Any
+    name: str
+
+
+@dataclass
+class SeqVal:
+    """A Python tuple or list whose elements are lowered values (lists may grow)."""
+
+    items: list[Any] = field(default_factory=list)
+    is_list: bool = False
+
+
+Value = SSAValue | Static | ModuleRef | GlobalRef | MethodRef | SeqVal
+
+CONTAINER_MODULES = (nn.Sequential, nn.ModuleList, nn.ModuleDict)
+
+
+def is_leaf_module(module: nn.Module) -> bool:
+    """torch.nn's own modules are kept as leaf calls; user modules are inlined."""
+    if isinstance(module, CONTAINER_MODULES):
+        return False
+    mod = type(module).__module__
+    return mod.startswith("torch.nn.") or mod.startswith("torch.ao.nn.")
+
+
+def qualname_of(obj: Any) -> str | None:
+    """The importable name FX would use for a global callable or module."""
+    import types
+
+    if isinstance(obj, types.ModuleType):
+        return obj.__name__
+    if obj is getattr(torch, getattr(obj, "__name__", ""), None):
+        return f"torch.{obj.__name__}"
+    mod = getattr(obj, "__module__", None)
+    name = getattr(obj, "__qualname__", None) or getattr(obj, "__name__", None)
+    if mod is None and isinstance(obj, types.BuiltinFunctionType):
+        mod = "builtins"
+    if mod and name and "<" not in name:
+        if mod == "torch._C._nn":
+            return f"torch.nn.functional.{name}" if hasattr(torch.nn.functional, name) else None
+        if mod.startswith("torch._C") or mod == "torch._tensor":
+            return f"torch.{name}" if getattr(torch, name, None) is obj else None
+        return f"{mod}.{name}"
+    return None
+
+
+def resolve_qualname(qualname: str) -> Any:
+    """Import `a.b.c` and return the object it names."""
+    import importlib
+
+    parts = qualname.split(".")
+    for i in range(len(parts), 0, -1):
+        try:
+            obj = importlib.import_module(".".join(parts[:i]))
+        except ImportError:
+            continue
+        for p in parts[i:]:
+            obj = getattr(obj, p)
+        return obj
+    raise ImportError(f"cannot resolve Python name '{qualname}'")

@@ -1,0 +1,78 @@
+"""Finding the `nn.Module` an IR module was lowered from.
+
+Passes that need weights or submodules (shape inference, backends) look up the
+module's `dycl.model` attribute: either a key of a model registered in this
+process by `dycl.compile`, or a `path/to/file.py:factory` spec that is imported
+and called (that is what `dycl import` records, so `dycl-opt` can rerun passes).
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import sys
+from pathlib import Path
+from typing import Any
+
+from torch import nn
+from xdsl.dialects.builtin import ModuleOp, StringAttr
+
+from dycl.diagnostics import DyclError
+
+MODEL_ATTR = "dycl.model"
+_LIVE: dict[str, nn.Module] = {}
+_LOADED: dict[str, Any] = {}
+
+
+def register_live(model: nn.Module) -> str:
+    key = f"live:{type(model).__name__}@{id(model):x}"
+    _LIVE[key] = model
+    return key
+
+
+def load_spec(spec: str) -> Any:
+    """Import `file.py:name` (or `package.module:name`) and return `name`."""
+    if spec in _LOADED:
+        return _LOADED[spec]
+    if ":" not in spec:
+        raise DyclError(f"model spec '{spec}' must look like path/to/file.py:make_model")
+    where, name = spec.rsplit(":", 1)
+    if where.endswith(".py"):
+        path = Path(where)
+        if not path.is_file():
+            raise DyclError(f"model file '{where}' does not exist")
+        mod_name = f"dycl_user_{path.stem}_{abs(hash(str(path.resolve()))):x}"
+        module_spec = importlib.util.spec_from_file_location(mod_name, path)
+        assert module_spec is not None and module_spec.loader is not None
+        module = importlib.util.module_from_spec(module_spec)
+        sys.modules[mod_name] = module
+        module_spec.loader.exec_module(module)
+    else:
+        module = importlib.import_module(where)
+    if not hasattr(module, name):
+        raise DyclError(f"'{where}' has no attribute '{name}'")
+    _LOADED[spec] = getattr(module, name)
+    return _LOADED[spec]
+
+
+def model_from_spec(spec: str) -> nn.Module:
+    if spec in _LIVE:
+        return _LIVE[spec]
+    factory = load_spec(spec)
+    model = factory() if not isinstance(factory, nn.Module) else factory
+    if not isinstance(model, nn.Module):
+        raise DyclError(f"'{spec}' did not produce an nn.Module")
+    _LIVE[spec] = model
+    return model
+
+
+def model_of(module: ModuleOp, override: str | None = None) -> nn.Module:
+    key = override
+    if key is None:
+        attr = module.attributes.get(MODEL_ATTR)
+        if not isinstance(attr, StringAttr):
+            raise DyclError(
+                f"the IR module has no '{MODEL_ATTR}' attribute; pass the model as a "
+                "pass option, e.g. shape-inference{model=\"examples/branchy.py:make_model\"}"
+            )
+        key = attr.data
+    return model_from_spec(key)

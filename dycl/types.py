@@ -1,0 +1,79 @@
+"""Conversions between torch values and dycl/builtin types."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import torch
+from xdsl.dialects.builtin import (
+    BFloat16Type,
+    Float16Type,
+    Float32Type,
+    Float64Type,
+    IntegerType,
+    Signedness,
+    TensorType,
+    TupleType,
+    f64,
+    i1,
+    i64,
+)
+from xdsl.ir import Attribute
+
+from dycl.dialects import dycl as d
+
+_DTYPES: list[tuple[torch.dtype, Attribute]] = [
+    (torch.float32, Float32Type()),
+    (torch.float64, Float64Type()),
+    (torch.float16, Float16Type()),
+    (torch.bfloat16, BFloat16Type()),
+    (torch.int64, IntegerType(64)),
+    (torch.int32, IntegerType(32)),
+    (torch.int16, IntegerType(16)),
+    (torch.int8, IntegerType(8)),
+    (torch.uint8, IntegerType(8, Signedness.UNSIGNED)),
+    (torch.bool, IntegerType(1)),
+]
+
+
+def element_type_of(dtype: torch.dtype) -> Attribute:
+    for t, a in _DTYPES:
+        if t == dtype:
+            return a
+    raise TypeError(f"unsupported tensor dtype {dtype}")
+
+
+def dtype_of(element_type: Attribute) -> torch.dtype:
+    for t, a in _DTYPES:
+        if a == element_type:
+            return t
+    raise TypeError(f"no torch dtype for element type {element_type}")
+
+
+def tensor_type_of(t: torch.Tensor) -> TensorType:
+    return TensorType(element_type_of(t.dtype), list(t.shape))
+
+
+def type_of_value(v: Any) -> Attribute:
+    """The IR type of a value computed at compile time (fake tensors included)."""
+    if isinstance(v, torch.Tensor):
+        return tensor_type_of(v)
+    if isinstance(v, bool):
+        return i1
+    if isinstance(v, int):
+        return i64
+    if isinstance(v, float):
+        return f64
+    if isinstance(v, tuple) and not isinstance(v, torch.Size) and v and all(
+        isinstance(x, (torch.Tensor, tuple)) for x in v
+    ):
+        return TupleType([type_of_value(x) for x in v])
+    return d.PYOBJ
+
+
+def describe(t: Attribute) -> str:
+    """`1x3x32x32xf32`-style text for messages."""
+    if isinstance(t, TensorType):
+        dims = "x".join(str(x) for x in t.get_shape())
+        return f"{dims}x{t.element_type}" if dims else f"{t.element_type}"
+    return str(t)

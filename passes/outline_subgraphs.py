@@ -1,0 +1,143 @@
+"""outline-subgraphs: turn each HCFG tensor region into a sub-DNN function."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from xdsl.context import Context
+from xdsl.dialects import func
+from xdsl.dialects.builtin import ModuleOp, UnitAttr
+from xdsl.ir import Block, Operation, Region, SSAValue
+from xdsl.irdl import IRDLOperation
+from xdsl.passes import ModulePass
+
+from dycl.classify import FREE, TENSOR, classify, is_static_value
+from dycl.diagnostics import PassError
+from dycl.dialects import dycl as d
+
+
+def _captured(region_op: Operation) -> list[SSAValue]:
+    """Values defined outside `region_op` and used inside it, in first-use order."""
+    seen: dict[SSAValue, None] = {}
+    for op in region_op.walk():
+        for v in op.operands:
+            owner = v.owner
+            inside = (
+                isinstance(owner, Operation) and region_op.is_ancestor(owner)
+            ) or (isinstance(owner, Block) and owner.parent_op() is not None and region_op.is_ancestor(owner.parent_op()))
+            if not inside and v not in seen:
+                seen[v] = None
+    return list(seen)
+
+
+def _clone_static(v: SSAValue, body: Block, mapping: dict[SSAValue, SSAValue]) -> SSAValue:
+    """Copy the constant expression defining `v` into `body` (once)."""
+    if v in mapping:
+        return mapping[v]
+    op = v.owner
+    assert isinstance(op, Operation)
+    for operand in op.operands:
+        _clone_static(operand, body, mapping)
+    clone = op.clone(value_mapper=mapping)
+    body.add_op(clone)
+    for old, new in zip(op.results, clone.results):
+        mapping[old] = new
+    return mapping[v]
+
+
+def outline(module: ModuleOp, region_op: d.TensorRegionOp, name: str) -> func.FuncOp:
+    captured = _captured(region_op)
+    inputs = [v for v in captured if not is_static_value(v)]
+    statics = [v for v in captured if is_static_value(v)]
+    body = Block(arg_types=[v.type for v in inputs])
+    mapping: dict[SSAValue, SSAValue] = dict(zip(inputs, body.args))
+    for v, a in zip(inputs, body.args):
+        a.name_hint = v.name_hint
+    for v in statics:
+        _clone_static(v, body, mapping)
+    inner = region_op.body.block
+    for op in list(inner.ops):
+        if isinstance(op, d.YieldOp):
+            body.add_op(func.ReturnOp(*[mapping.get(v, v) for v in op.values]))
+            continue
+        op.detach()
+        for i, v in enumerate(op.operands):
+            if v in mapping:
+                op.operands[i] = mapping[v]
+        for nested in op.walk():
+            for i, v in enumerate(nested.operands):
+                if v in mapping:
+                    nested.operands[i] = mapping[v]
+        body.add_op(op)
+    fn = func.FuncOp(name, ([a.type for a in body.args], list(region_op.output.types)), Region(body))
+    fn.attributes[d.SUBGRAPH_ATTR] = UnitAttr()
+    fn.location = region_op.location
+    call = d.CallSubgraphOp(name, inputs, list(region_op.output.types))
+    call.location = region_op.location
+    for old, new in zip(region_op.results, call.results):
+        new.name_hint = old.name_hint
+    parent = region_op.parent
+    assert parent is not None
+    parent.insert_op_before(call, region_op)
+    for old, new in zip(region_op.results, call.results):
+        old.replace_all_uses_with(new)
+    parent.erase_op(region_op)
+    return fn
+
+
+def check_outlined(module: ModuleOp) -> None:
+    """The guarantees of outline-subgraphs, checked on the result."""
+    for f in module.ops:
+        if not isinstance(f, func.FuncOp):
+            continue
+        is_sub = d.SUBGRAPH_ATTR in f.attributes
+        for op in f.walk():
+            if op is f:
+                continue
+            if is_sub and isinstance(op, d.HOST_ONLY_OPS):
+                raise PassError(f"sub-DNN @{f.sym_name.data} contains host operation '{op.name}'", op)
+            if not is_sub and isinstance(op, IRDLOperation) and classify(op) == TENSOR:
+                raise PassError(f"host function @{f.sym_name.data} still computes on tensors ('{op.name}')", op)
+
+
+@dataclass(frozen=True)
+class OutlineSubgraphsPass(ModulePass):
+    """Outlines every `dycl.tensor_region` into `func.func @sub_N` marked `dycl.subgraph`.
+
+    Expects: the output of extract-hcfg. Guarantees: each region is replaced by a
+    `dycl.call_subgraph @sub_N(inputs)`; the inputs are the non-constant values it
+    used from the host, constants are copied in; no sub-DNN contains control flow
+    or host reads, and host functions hold no tensor compute (checked).
+    """
+
+    name = "outline-subgraphs"
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        existing = {f.sym_name.data for f in op.ops if isinstance(f, func.FuncOp)}
+        counter = 0
+        new_funcs: list[func.FuncOp] = []
+        for f in list(op.ops):
+            if not isinstance(f, func.FuncOp) or d.SUBGRAPH_ATTR in f.attributes:
+                continue
+            regions = [r for r in f.walk() if isinstance(r, d.TensorRegionOp)]
+            for r in regions:
+                while f"sub_{counter}" in existing:
+                    counter += 1
+                name = f"sub_{counter}"
+                existing.add(name)
+                new_funcs.append(outline(op, r, name))
+        op.body.block.add_ops(new_funcs)
+        _remove_dead_statics(op)
+        check_outlined(op)
+
+
+def _remove_dead_statics(module: ModuleOp) -> None:
+    changed = True
+    while changed:
+        changed = False
+        for op in list(module.walk()):
+            if isinstance(op, IRDLOperation) and op.parent is not None and classify(op) == FREE and all(
+                not r.uses for r in op.results
+            ):
+                op.parent.erase_op(op)
+                changed = True

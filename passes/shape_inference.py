@@ -1,0 +1,331 @@
+"""shape-inference: give every value a static type by running each op on fake tensors."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import torch
+from torch._subclasses.fake_tensor import FakeTensorMode
+from xdsl.context import Context
+from xdsl.dialects import arith, func
+from xdsl.dialects.builtin import (
+    DenseIntOrFPElementsAttr,
+    FloatAttr,
+    FunctionType,
+    IntegerAttr,
+    ModuleOp,
+    NoneAttr,
+    NoneType,
+    StringAttr,
+    TensorType,
+    f64,
+    i1,
+    i64,
+)
+from xdsl.ir import Attribute, Block, Operation, SSAValue
+from xdsl.passes import ModulePass
+from xdsl.rewriter import Rewriter
+
+from dycl.diagnostics import PassError
+from dycl.dialects import dycl as d
+from dycl.frontend.values import resolve_qualname
+from dycl.models import model_of
+from dycl.types import dtype_of, type_of_value
+
+
+class Unknown:
+    """A host scalar whose value only the run time knows."""
+
+    def __init__(self, type: Attribute):
+        self.type = type
+
+
+_PLACEHOLDERS = {i64: (1, 2), f64: (1.0, 2.0), i1: (True, False)}
+
+
+def _run_torch(op: Operation, fn: Any, args: list[Any], kwargs: dict[str, Any]) -> Any:
+    try:
+        return fn(*args, **kwargs)
+    except Exception as e:
+        raise PassError(f"shape inference failed: {type(e).__name__}: {str(e).splitlines()[0]}", op) from None
+
+
+class _Inferrer:
+    def __init__(self, module: ModuleOp, model: torch.nn.Module):
+        self.module = module
+        self.model = model
+        self.mode = FakeTensorMode(allow_non_fake_inputs=True)
+        self.env: dict[SSAValue, Any] = {}
+        self.breaks: list[list[Any]] = []
+
+    # -------------------------------------------------------------- values
+
+    def fake(self, t: Attribute, op: Operation | None = None) -> Any:
+        if isinstance(t, TensorType):
+            with self.mode:
+                return torch.empty(t.get_shape(), dtype=dtype_of(t.element_type))
+        if t in _PLACEHOLDERS:
+            return Unknown(t)
+        raise PassError(f"cannot infer shapes from an input of type {t}", op)
+
+    def set(self, v: SSAValue, value: Any) -> SSAValue:
+        t = value.type if isinstance(value, Unknown) else type_of_value(value)
+        if v.type != t:
+            if not d.type_accepts(v.type, t) and v.type != d.PYOBJ:
+                owner = v.owner if isinstance(v.owner, Operation) else v.owner.parent_op()
+                raise PassError(f"value declared as {v.type} is inferred as {t}", owner)
+            if v.type == d.ANY:
+                v = Rewriter.replace_value_with_new_type(v, t)
+        self.env[v] = value
+        return v
+
+    def get(self, v: SSAValue) -> Any:
+        return self.env[v]
+
+    # ------------------------------------------------------------------ ops
+
+    def run_function(self, f: func.FuncOp) -> None:
+        block = f.body.block
+        for arg in list(block.args):
+            self.set(arg, self.fake(arg.type, f))
+        returns: list[list[Attribute]] = []
+        self.run_block(block, returns)
+        outs = self._join_returns(returns, f)
+        f.function_type = FunctionType.from_lists(list(f.function_type.inputs.data), outs)
+
+    def _join_returns(self, returns: list[list[Attribute]], f: Operation) -> list[Attribute]:
+        if not returns:
+            return list(f.function_type.outputs.data) if isinstance(f, func.FuncOp) else []
+        outs: list[Attribute] = []
+        for i in range(len(returns[0])):
+            ts = {r[i] for r in returns}
+            outs.append(ts.pop() if len(ts) == 1 else d.PYOBJ)
+        return outs
+
+    def run_block(self, block: Block, returns: list[list[Attribute]]) -> list[Any] | None:
+        """Run ops in order; the yielded values, or None if the block leaves otherwise."""
+        for op in list(block.ops):
+            if isinstance(op, d.YieldOp):
+                return [self.get(v) for v in op.values]
+            if isinstance(op, (d.ReturnOp, func.ReturnOp)):
+                returns.append([v.type for v in op.operands])
+                return None
+            if isinstance(op, d.BreakOp):
+                self.breaks.append([self.get(v) for v in op.values])
+                return None
+            self.run_op(op, returns)
+        return None
+
+    def run_op(self, op: Operation, returns: list[list[Attribute]]) -> None:
+        match op:
+            case arith.ConstantOp():
+                self.set(op.result, arith_constant_value(op))
+            case d.ConstantOp():
+                self.set(op.result, self.constant_value(op))
+            case d.ParamOp():
+                try:
+                    t = self.model.get_parameter(op.path.data)
+                except AttributeError:
+                    try:
+                        t = self.model.get_buffer(op.path.data)
+                    except AttributeError:
+                        raise PassError(f"the model has no parameter or buffer '{op.path.data}'", op) from None
+                with self.mode:
+                    self.set(op.result, self.mode.from_tensor(t))
+            case d.CallModuleOp() | d.CallFunctionOp() | d.CallMethodOp():
+                self.set(op.result, self.call(op))
+            case d.MakeTupleOp():
+                vals = [self.get(v) for v in op.elements]
+                self.set(op.result, list(vals) if op.is_list else tuple(vals))
+            case d.GetItemOp():
+                src = self.get(op.source)
+                idx = op.index.value.data
+                if isinstance(src, Unknown):
+                    raise PassError("cannot index a value whose structure is unknown", op)
+                self.set(op.result, src[idx])
+            case d.ToBoolOp():
+                src = self.get(op.input)
+                if isinstance(src, torch.Tensor) and src.numel() != 1:
+                    raise PassError(f"bool() of a tensor with {src.numel()} elements is ambiguous", op)
+                self.set(op.result, Unknown(i1))
+            case d.ItemOp():
+                src = self.get(op.input)
+                if not isinstance(src, torch.Tensor) or src.numel() != 1:
+                    raise PassError("dycl.item needs a one-element tensor", op)
+                t = op.result.type
+                if t == d.ANY:
+                    t = f64 if src.dtype.is_floating_point else (i1 if src.dtype == torch.bool else i64)
+                self.set(op.result, Unknown(t))
+            case arith.XOrIOp() | arith.AndIOp() | arith.OrIOp() | arith.CmpiOp() | arith.CmpfOp():
+                self.set(op.results[0], Unknown(op.results[0].type))
+            case d.IfOp():
+                self.run_if(op, returns)
+            case d.ForOp():
+                self.run_loop(op, op.body.block, [Unknown(i64)] + [self.get(v) for v in op.iter_args], returns)
+            case d.WhileOp():
+                inits = [self.get(v) for v in op.iter_args]
+                self.run_block_with_args(op.cond_region.block, inits, returns)
+                self.run_loop(op, op.body.block, inits, returns)
+            case d.TensorRegionOp():
+                vals = self.run_block(op.body.block, returns)
+                assert vals is not None
+                self.set_results(op, vals)
+            case d.CallSubgraphOp():
+                callee = self.module.lookup_symbol(op.callee)  # type: ignore[attr-defined]
+                sub = _Inferrer(self.module, self.model)
+                sub.mode = self.mode
+                assert isinstance(callee, func.FuncOp)
+                for a, v in zip(list(callee.body.block.args), op.args):
+                    sub.set(a, self.get(v))
+                rets: list[list[Attribute]] = []
+                sub.run_block(callee.body.block, rets)
+                callee.function_type = FunctionType.from_lists([a.type for a in op.args], rets[0])
+                self.set_results(op, [self.fake(t, op) for t in rets[0]])
+            case _:
+                for r in op.results:
+                    if r.type == d.ANY:
+                        raise PassError(f"shape inference does not know op '{op.name}'", op)
+                    self.set(r, Unknown(r.type) if r.type in _PLACEHOLDERS else self.fake(r.type, op))
+
+    def run_block_with_args(self, block: Block, values: list[Any], returns: list[list[Attribute]]) -> list[Any] | None:
+        for a, v in zip(list(block.args), values):
+            self.set(a, v)
+        return self.run_block(block, returns)
+
+    def set_results(self, op: Operation, vals: list[Any]) -> None:
+        for r, v in zip(list(op.results), vals):
+            self.set(r, v)
+
+    def run_if(self, op: d.IfOp, returns: list[list[Attribute]]) -> None:
+        outs = [self.run_block(r.block, returns) for r in (op.then_region, op.else_region)]
+        live = [o for o in outs if o is not None]
+        for i, r in enumerate(list(op.results)):
+            types = {type_of_value(o[i]) if not isinstance(o[i], Unknown) else o[i].type for o in live}
+            if len(types) > 1:
+                raise PassError(
+                    f"result #{i} of dycl.if has different types on the two branches: "
+                    + ", ".join(sorted(map(str, types))),
+                    op,
+                    "per-path signatures are not supported yet; make both branches produce the same shape",
+                )
+            self.set(r, live[0][i])
+
+    def run_loop(self, op: Operation, block: Block, inits: list[Any], returns: list[list[Attribute]]) -> None:
+        saved, self.breaks = self.breaks, []
+        out = self.run_block_with_args(block, inits, returns)
+        carried = inits[1:] if isinstance(op, d.ForOp) else inits
+        for vals in ([out] if out is not None else []) + self.breaks:
+            for i, (a, b) in enumerate(zip(carried, vals)):
+                ta = a.type if isinstance(a, Unknown) else type_of_value(a)
+                tb = b.type if isinstance(b, Unknown) else type_of_value(b)
+                if ta != tb:
+                    raise PassError(
+                        f"loop-carried value #{i} changes type from {ta} to {tb} across iterations",
+                        op,
+                        "run unroll-loops first so each iteration gets its own types",
+                    )
+        self.breaks = saved
+        self.set_results(op, carried)
+
+    def constant_value(self, op: d.ConstantOp) -> Any:
+        v = op.value
+        if isinstance(v, DenseIntOrFPElementsAttr):
+            assert isinstance(v.type, TensorType)
+            with self.mode:
+                return torch.empty(v.type.get_shape(), dtype=dtype_of(v.type.element_type))
+        return python_constant(v)
+
+    def call(self, op: d.CallModuleOp | d.CallFunctionOp | d.CallMethodOp) -> Any:
+        pos, kw = op.positional_and_keyword()
+        args = [self.get(v) for v in pos]
+        kwargs = {k: self.get(v) for k, v in kw.items()}
+        if isinstance(op, d.CallModuleOp):
+            try:
+                fn: Any = self.model.get_submodule(op.path.data)
+            except AttributeError:
+                raise PassError(f"the model has no submodule '{op.path.data}'", op) from None
+        elif isinstance(op, d.CallFunctionOp):
+            try:
+                fn = resolve_qualname(op.target.data)
+            except (ImportError, AttributeError):
+                raise PassError(f"unknown function '{op.target.data}'", op) from None
+        else:
+            recv, args = args[0], args[1:]
+            if isinstance(recv, Unknown):
+                raise PassError(f"method '{op.method.data}' on a run-time scalar", op)
+            fn = getattr(recv, op.method.data, None)
+            if fn is None:
+                raise PassError(f"{type(recv).__name__} has no method '{op.method.data}'", op)
+        unknowns = [i for i, a in enumerate(args) if isinstance(a, Unknown)]
+        unknown_kw = [k for k, a in kwargs.items() if isinstance(a, Unknown)]
+        if not unknowns and not unknown_kw:
+            with self.mode:
+                return _run_torch(op, fn, args, kwargs)
+        # A run-time scalar argument: the result type must not depend on its value.
+        results = []
+        for pick in (0, 1):
+            a2 = [_PLACEHOLDERS[a.type][pick] if isinstance(a, Unknown) else a for a in args]
+            k2 = {k: _PLACEHOLDERS[a.type][pick] if isinstance(a, Unknown) else a for k, a in kwargs.items()}
+            with self.mode:
+                results.append(_run_torch(op, fn, a2, k2))
+        t0, t1 = type_of_value(results[0]), type_of_value(results[1])
+        if t0 != t1:
+            raise PassError("the result shape depends on a run-time scalar value", op)
+        if not isinstance(results[0], torch.Tensor) and t0 in _PLACEHOLDERS:
+            return Unknown(t0)
+        return results[0]
+
+
+def arith_constant_value(op: arith.ConstantOp) -> int | float | bool:
+    v = op.value
+    if isinstance(v, IntegerAttr):
+        return bool(v.value.data) if v.type == i1 else v.value.data
+    if isinstance(v, FloatAttr):
+        return v.value.data
+    raise PassError("arith.constant of a non-scalar is not a host value", op)
+
+
+def python_constant(v: Attribute) -> Any:
+    """The Python value of a `dycl.constant` attribute (non-tensor)."""
+    from xdsl.dialects.builtin import ArrayAttr
+
+    if isinstance(v, (NoneAttr, NoneType)):
+        return None
+    if isinstance(v, StringAttr):
+        return v.data
+    if isinstance(v, d.GlobalAttr):
+        return resolve_qualname(v.qualname.data)
+    if isinstance(v, IntegerAttr):
+        return v.value.data
+    if isinstance(v, FloatAttr):
+        return v.value.data
+    if isinstance(v, ArrayAttr):
+        return tuple(python_constant(x) for x in v.data)
+    raise TypeError(f"not a Python constant: {v}")
+
+
+@dataclass(frozen=True)
+class ShapeInferencePass(ModulePass):
+    """Infers a static type for every value of every function.
+
+    Expects: dycl IR whose function inputs have static tensor types; the module's
+    `dycl.model` attribute (or the `model` option, a `file.py:factory` spec) names
+    the model whose submodules and parameters the IR refers to.
+
+    Guarantees: no `!dycl.any` remains; every tensor value has a static shape and
+    dtype; function result types are updated. Ops are run on fake tensors, so no
+    real compute happens. An op that fails on its inferred inputs is reported with
+    its source location. Loop-carried values must keep their type (unroll first).
+    """
+
+    name = "shape-inference"
+
+    model: str | None = None
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        model = model_of(op, self.model)
+        inferrer = _Inferrer(op, model)
+        for f in list(op.ops):
+            if isinstance(f, func.FuncOp) and d.SUBGRAPH_ATTR not in f.attributes:
+                inferrer.run_function(f)
