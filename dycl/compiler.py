@@ -1,0 +1,167 @@
+"""`dycl.compile`: model → IR → passes → sub-DNN builds + host program → artifact."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import tempfile
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import torch
+from torch import nn
+from xdsl.context import Context
+from xdsl.dialects import func
+from xdsl.dialects.builtin import ModuleOp, StringAttr
+from xdsl.passes import ModulePass
+
+from dycl.backends.base import SubgraphSpec, Target, get_backend
+from dycl.dialects import dycl as d
+from dycl.frontend.lowering import lower_module
+from dycl.fx import example_inputs, to_graph_module
+from dycl.hcfg import Hcfg
+from dycl.host.python import emit_host_python
+from dycl.models import register_live
+from dycl.printing import module_text
+from dycl.types import tensor_type_of
+
+MANIFEST_VERSION = 1
+
+
+@dataclass
+class CompileReport:
+    """What a compile did and how long each part took (seconds)."""
+
+    pass_seconds: dict[str, float] = field(default_factory=dict)
+    frontend_seconds: float = 0.0
+    backend_seconds: dict[str, float] = field(default_factory=dict)
+
+    @property
+    def dycl_seconds(self) -> float:
+        return self.frontend_seconds + sum(self.pass_seconds.values())
+
+    @property
+    def total_backend_seconds(self) -> float:
+        return sum(self.backend_seconds.values())
+
+
+def context() -> Context:
+    from xdsl.dialects import arith, builtin
+
+    from dycl.dialects.dycl import DYCL
+
+    ctx = Context()
+    for dialect in (builtin.Builtin, func.Func, arith.Arith, DYCL):
+        ctx.load_dialect(dialect)
+    return ctx
+
+
+def run_pipeline(module: ModuleOp, passes: Sequence[ModulePass], report: CompileReport | None = None,
+                 dump_after: str | None = None) -> dict[str, str]:
+    """Apply passes in order, verifying after each; returns IR dumps asked for."""
+    ctx = context()
+    dumps: dict[str, str] = {}
+    for p in passes:
+        start = time.perf_counter()
+        p.apply(ctx, module)
+        if report is not None:
+            report.pass_seconds[p.name] = report.pass_seconds.get(p.name, 0.0) + time.perf_counter() - start
+        module.verify()
+        if dump_after in (p.name, "all"):
+            dumps[p.name] = module_text(module)
+    return dumps
+
+
+def lower_and_optimize(model: nn.Module, inputs: Sequence[torch.Tensor], pipeline: str = "dycl-default",
+                       report: CompileReport | None = None, model_key: str | None = None) -> ModuleOp:
+    from dycl.passes.pipelines import pipeline_passes
+
+    start = time.perf_counter()
+    module = lower_module(model, inputs, model_key or register_live(model))
+    if report is not None:
+        report.frontend_seconds = time.perf_counter() - start
+    run_pipeline(module, pipeline_passes(pipeline), report)
+    return module
+
+
+def build_artifact(module: ModuleOp, model: nn.Module, inputs: Sequence[torch.Tensor], out_dir: Path,
+                   target: Target, backend: str, report: CompileReport | None = None) -> None:
+    out_dir.mkdir(parents=True, exist_ok=True)
+    subgraphs: dict[str, Any] = {}
+    loaders: dict[str, str] = {}
+    for f in module.ops:
+        if not isinstance(f, func.FuncOp) or d.SUBGRAPH_ATTR not in f.attributes:
+            continue
+        name = f.sym_name.data
+        chosen = f.attributes.get(d.BACKEND_ATTR)
+        be = get_backend(chosen.data if isinstance(chosen, StringAttr) else backend)
+        spec = SubgraphSpec(name, to_graph_module(f, model), example_inputs(f))
+        start = time.perf_counter()
+        file = be.build(spec, target, out_dir)
+        if report is not None:
+            report.backend_seconds[name] = time.perf_counter() - start
+        loaders[be.name] = be.loader_source()
+        subgraphs[name] = {
+            "backend": be.name,
+            "file": file,
+            "inputs": [str(t) for t in f.function_type.inputs.data],
+            "outputs": [str(t) for t in f.function_type.outputs.data],
+        }
+    host = emit_host_python(module, loaders, type(model).__name__)
+    (out_dir / "host.py").write_text(host)
+    (out_dir / "module.mlir").write_text(module_text(module))
+    hcfg = Hcfg.from_module(module)
+    (out_dir / "hcfg.dot").write_text(hcfg.to_dot())
+    manifest = {
+        "version": MANIFEST_VERSION,
+        "model": type(model).__name__,
+        "target": target.to_json(),
+        "inputs": [{"shape": list(x.shape), "dtype": str(x.dtype).removeprefix("torch.")} for x in inputs],
+        "subgraphs": subgraphs,
+        "hcfg": hcfg.counts(),
+    }
+    (out_dir / "manifest.json").write_text(json.dumps(manifest, indent=2) + "\n")
+
+
+def compile(
+    model: nn.Module,
+    example_inputs: Sequence[torch.Tensor],
+    target: str = "llvm",
+    backend: str = "tvm",
+    *,
+    arch: str | None = None,
+    out_dir: str | Path | None = None,
+    pipeline: str = "dycl-default",
+) -> Any:
+    """Compile a dynamic `model` for `target`; returns a callable `CompiledModel`."""
+    from dycl.runtime import CompiledModel
+
+    inputs = list(example_inputs)
+    report = CompileReport()
+    tgt = Target.parse(target, arch)
+    get_backend(backend)  # fail early on a typo
+    module = lower_and_optimize(model, inputs, pipeline, report)
+    tmp = None
+    if out_dir is None:
+        tmp = tempfile.TemporaryDirectory(prefix="dycl-")
+        out = Path(tmp.name)
+    else:
+        out = Path(out_dir)
+        if out.exists() and any(out.iterdir()) and not (out / "manifest.json").exists():
+            raise FileExistsError(f"output directory '{out}' exists and is not a dycl artifact")
+    try:
+        build_artifact(module, model, inputs, out, tgt, backend, report)
+    except BaseException:
+        if out_dir is not None and not (out / "manifest.json").exists():
+            shutil.rmtree(out, ignore_errors=True)
+        raise
+    cm = CompiledModel(out, module=module, report=report)
+    cm._tmp = tmp  # keeps the temporary artifact alive with the model
+    return cm
+
+
+def input_type_text(x: torch.Tensor) -> str:
+    return str(tensor_type_of(x))

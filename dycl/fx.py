@@ -1,0 +1,133 @@
+"""An outlined sub-DNN (`func.func` marked `dycl.subgraph`) → torch.fx GraphModule.
+
+Each dycl tensor op maps 1:1 to an FX node; constants become literal arguments.
+"""
+
+from __future__ import annotations
+
+import operator
+from typing import Any
+
+import torch
+from torch import fx, nn
+from xdsl.dialects import arith, func
+from xdsl.dialects.builtin import DenseIntOrFPElementsAttr, TensorType
+from xdsl.ir import SSAValue
+
+from dycl.diagnostics import PassError
+from dycl.dialects import dycl as d
+from dycl.frontend.values import resolve_qualname
+from dycl.passes.shape_inference import arith_constant_value, python_constant
+from dycl.types import dtype_of
+
+
+def dense_to_tensor(attr: DenseIntOrFPElementsAttr) -> torch.Tensor:
+    assert isinstance(attr.type, TensorType)
+    values = [x for x in attr.get_values()]
+    return torch.tensor(values, dtype=dtype_of(attr.type.element_type)).reshape(attr.type.get_shape())
+
+
+def example_inputs(fn: func.FuncOp, seed: int = 0) -> list[torch.Tensor]:
+    """Random inputs of the function's static input types (for export and tuning)."""
+    gen = torch.Generator().manual_seed(seed)
+    out = []
+    for t in fn.function_type.inputs.data:
+        if not isinstance(t, TensorType):
+            raise PassError(f"sub-DNN @{fn.sym_name.data} takes a non-tensor input of type {t}", fn)
+        dtype = dtype_of(t.element_type)
+        shape = t.get_shape()
+        if dtype.is_floating_point:
+            out.append(torch.randn(shape, generator=gen).to(dtype))
+        elif dtype == torch.bool:
+            out.append(torch.randint(0, 2, shape, generator=gen).bool())
+        else:
+            out.append(torch.randint(0, 4, shape, generator=gen).to(dtype))
+    return out
+
+
+def to_graph_module(fn: func.FuncOp, model: nn.Module) -> fx.GraphModule:
+    graph = fx.Graph()
+    owned: dict[str, Any] = {}
+    env: dict[SSAValue, Any] = {}
+    for i, arg in enumerate(fn.body.block.args):
+        env[arg] = graph.placeholder(arg.name_hint or f"arg{i}")
+    for op in fn.body.block.ops:
+        match op:
+            case arith.ConstantOp():
+                env[op.result] = arith_constant_value(op)
+            case d.ConstantOp():
+                if isinstance(op.value, DenseIntOrFPElementsAttr):
+                    name = f"_dycl_const_{len(owned)}"
+                    owned[name] = dense_to_tensor(op.value)
+                    env[op.result] = graph.get_attr(name)
+                else:
+                    env[op.result] = python_constant(op.value)
+            case d.ParamOp():
+                path = op.path.data
+                try:
+                    owned[path] = model.get_parameter(path)
+                except AttributeError:
+                    owned[path] = model.get_buffer(path)
+                env[op.result] = graph.get_attr(path)
+            case d.CallModuleOp():
+                args, kwargs = _args(op, env)
+                owned[op.path.data] = model.get_submodule(op.path.data)
+                env[op.result] = graph.call_module(op.path.data, tuple(args), kwargs)
+            case d.CallFunctionOp():
+                args, kwargs = _args(op, env)
+                target = resolve_qualname(op.target.data)
+                if all(not isinstance(a, fx.Node) for a in _flat(args, kwargs)) and op.target.data in (
+                    "builtins.slice", "builtins.getattr"
+                ):
+                    env[op.result] = target(*args, **kwargs)
+                else:
+                    env[op.result] = graph.call_function(target, tuple(args), kwargs)
+            case d.CallMethodOp():
+                args, kwargs = _args(op, env)
+                env[op.result] = graph.call_method(op.method.data, tuple(args), kwargs)
+            case d.MakeTupleOp():
+                items = [env[v] for v in op.elements]
+                env[op.result] = list(items) if op.is_list else tuple(items)
+            case d.GetItemOp():
+                src = env[op.source]
+                idx = op.index.value.data
+                env[op.result] = (
+                    graph.call_function(operator.getitem, (src, idx)) if isinstance(src, fx.Node) else src[idx]
+                )
+            case func.ReturnOp():
+                graph.output(tuple(env[v] for v in op.operands))
+            case _:
+                raise PassError(f"op '{op.name}' cannot be part of a sub-DNN", op)
+    root = nn.Module()
+    # Modules first: a parameter under an installed module is already in place.
+    for path, obj in sorted(owned.items(), key=lambda kv: not isinstance(kv[1], nn.Module)):
+        _install(root, path, obj)
+    gm = fx.GraphModule(root, graph, class_name=f"Dycl_{fn.sym_name.data}")
+    gm.eval()
+    return gm
+
+
+def _install(root: nn.Module, path: str, obj: Any) -> None:
+    *parents, leaf = path.split(".")
+    m = root
+    for p in parents:
+        if not hasattr(m, p):
+            m.add_module(p, nn.Module())
+        m = getattr(m, p)
+    if hasattr(m, leaf):
+        return
+    if isinstance(obj, nn.Module):
+        m.add_module(leaf, obj)
+    elif isinstance(obj, nn.Parameter):
+        m.register_parameter(leaf, obj)
+    else:
+        m.register_buffer(leaf, obj)
+
+
+def _args(op: d.CallModuleOp | d.CallFunctionOp | d.CallMethodOp, env: dict[SSAValue, Any]) -> tuple[list[Any], dict[str, Any]]:
+    pos, kw = op.positional_and_keyword()
+    return [env[v] for v in pos], {k: env[v] for k, v in kw.items()}
+
+
+def _flat(args: list[Any], kwargs: dict[str, Any]) -> list[Any]:
+    return list(args) + list(kwargs.values())

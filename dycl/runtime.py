@@ -1,0 +1,110 @@
+"""Running and reloading compiled models."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import shutil
+import sys
+from pathlib import Path
+from typing import Any
+
+import torch
+
+from dycl.diagnostics import DyclError, InputError
+
+_loaded = 0
+
+
+def _import_host(path: Path) -> Any:
+    global _loaded
+    _loaded += 1
+    name = f"dycl_host_{_loaded}"
+    spec = importlib.util.spec_from_file_location(name, path / "host.py")
+    if spec is None or spec.loader is None:
+        raise DyclError(f"'{path}' has no host.py")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+def to_torch(value: Any) -> Any:
+    """Backend tensors → torch tensors (zero-copy via DLPack), through tuples/lists."""
+    if isinstance(value, torch.Tensor):
+        return value
+    if isinstance(value, tuple):
+        return tuple(to_torch(v) for v in value)
+    if isinstance(value, list):
+        return [to_torch(v) for v in value]
+    if hasattr(value, "__dlpack__"):
+        return torch.from_dlpack(value)
+    return value
+
+
+class CompiledModel:
+    """A compiled dynamic model: call it like the original module."""
+
+    def __init__(self, path: str | Path, module: Any = None, report: Any = None):
+        self.path = Path(path)
+        manifest_file = self.path / "manifest.json"
+        if not manifest_file.is_file():
+            raise DyclError(f"'{self.path}' is not a dycl artifact (no manifest.json)")
+        self.manifest = json.loads(manifest_file.read_text())
+        self.host = _import_host(self.path)
+        self.program = self.host.load(str(self.path))
+        self._module = module
+        self.report = report
+        self._tmp: Any = None
+
+    # ----------------------------------------------------------------- calling
+
+    def check_inputs(self, inputs: tuple[Any, ...]) -> None:
+        expected = self.manifest["inputs"]
+        if len(inputs) != len(expected):
+            raise InputError(f"expected {len(expected)} inputs, got {len(inputs)}")
+        for i, (x, e) in enumerate(zip(inputs, expected)):
+            want = f"{'x'.join(map(str, e['shape']))} {e['dtype']}"
+            if not isinstance(x, torch.Tensor):
+                raise InputError(f"input {i}: expected a tensor of {want}, got {type(x).__name__}")
+            got = f"{'x'.join(map(str, x.shape))} {str(x.dtype).removeprefix('torch.')}"
+            if list(x.shape) != e["shape"] or str(x.dtype).removeprefix("torch.") != e["dtype"]:
+                raise InputError(f"input {i}: expected shape/dtype {want}, got {got}")
+
+    def __call__(self, *inputs: Any) -> Any:
+        self.check_inputs(inputs)
+        args = [x if x.is_contiguous() else x.contiguous() for x in inputs]
+        return to_torch(self.program(*args))
+
+    # ------------------------------------------------------------- inspection
+
+    @property
+    def module(self) -> Any:
+        if self._module is None:
+            from xdsl.parser import Parser
+
+            from dycl.compiler import context
+
+            self._module = Parser(context(), (self.path / "module.mlir").read_text()).parse_module()
+        return self._module
+
+    @property
+    def hcfg(self) -> Any:
+        from dycl.hcfg import Hcfg
+
+        return Hcfg.from_module(self.module)
+
+    @property
+    def subgraphs(self) -> dict[str, Any]:
+        return dict(self.manifest["subgraphs"])
+
+    def save(self, out_dir: str | Path) -> Path:
+        out = Path(out_dir)
+        if out.resolve() != self.path.resolve():
+            shutil.copytree(self.path, out, dirs_exist_ok=True)
+        return out
+
+
+def load(path: str | Path) -> CompiledModel:
+    """Load a compiled model saved by `CompiledModel.save` or `dycl compile -o`."""
+    return CompiledModel(path)

@@ -1,0 +1,63 @@
+"""Named pipelines, accepted by `-p` like any pass and run by `dycl compile`."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import ClassVar
+
+from xdsl.context import Context
+from xdsl.dialects.builtin import ModuleOp
+from xdsl.passes import ModulePass
+
+# The one place the pipelines are defined.
+PIPELINES: dict[str, tuple[str, ...]] = {
+    "dycl-default": (
+        "unroll-loops",
+        "constant-propagation",
+        "shape-inference",
+        "constant-propagation",
+        "extract-hcfg",
+        "hoist-computation-free",
+        "outline-subgraphs",
+    ),
+    "dycl-no-hoist": (
+        "unroll-loops",
+        "constant-propagation",
+        "shape-inference",
+        "constant-propagation",
+        "extract-hcfg",
+        "outline-subgraphs",
+    ),
+}
+
+
+def pipeline_passes(name: str) -> list[ModulePass]:
+    from dycl.registry import PASSES
+
+    return [PASSES[p]()() for p in PIPELINES[name]]
+
+
+@dataclass(frozen=True)
+class _NamedPipeline(ModulePass):
+    pipeline: ClassVar[str]
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        for p in pipeline_passes(self.pipeline):
+            p.apply(ctx, op)
+
+
+@dataclass(frozen=True)
+class DyclDefaultPipelinePass(_NamedPipeline):
+    """The full dycl pipeline: unroll, fold, infer shapes, build the HCFG, hoist
+    computation-free ops to the host and outline sub-DNNs."""
+
+    name = "dycl-default"
+    pipeline = "dycl-default"
+
+
+@dataclass(frozen=True)
+class DyclNoHoistPipelinePass(_NamedPipeline):
+    """`dycl-default` without hoist-computation-free (for A/B comparison)."""
+
+    name = "dycl-no-hoist"
+    pipeline = "dycl-no-hoist"
