@@ -6,6 +6,7 @@ import json
 import shutil
 import tempfile
 import time
+import weakref
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -144,10 +145,8 @@ def compile(
     tgt = Target.parse(target, arch)
     get_backend(backend)  # fail early on a typo
     module = lower_and_optimize(model, inputs, pipeline, report)
-    tmp = None
     if out_dir is None:
-        tmp = tempfile.TemporaryDirectory(prefix="dycl-")
-        out = Path(tmp.name)
+        out = Path(tempfile.mkdtemp(prefix="dycl-"))
     else:
         out = Path(out_dir)
         if out.exists() and any(out.iterdir()) and not (out / "manifest.json").exists():
@@ -159,7 +158,8 @@ def compile(
             shutil.rmtree(out, ignore_errors=True)
         raise
     cm = CompiledModel(out, module=module, report=report)
-    cm._tmp = tmp  # keeps the temporary artifact alive with the model
+    if out_dir is None:  # a temporary artifact lives as long as the model
+        weakref.finalize(cm, shutil.rmtree, out, ignore_errors=True)
     return cm
 
 

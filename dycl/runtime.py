@@ -55,7 +55,6 @@ class CompiledModel:
         self.program = self.host.load(str(self.path))
         self._module = module
         self.report = report
-        self._tmp: Any = None
 
     # ----------------------------------------------------------------- calling
 

@@ -1,0 +1,214 @@
+"""The `dycl` command: import, compile, run, hcfg, demo."""
+
+from __future__ import annotations
+
+import argparse
+import re
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+from dycl.diagnostics import DyclError, report_and_exit
+
+_DTYPES = {"f32": "float32", "f64": "float64", "f16": "float16", "bf16": "bfloat16",
+           "i64": "int64", "i32": "int32", "i8": "int8", "ui8": "uint8", "i1": "bool"}
+
+
+def parse_input_spec(spec: str) -> tuple[list[int], str]:
+    """`1x3x32x32xf32` → ([1, 3, 32, 32], "float32")."""
+    m = re.fullmatch(r"((?:\d+x)*)(f32|f64|f16|bf16|i64|i32|i8|ui8|i1)", spec)
+    if not m:
+        raise DyclError(f"bad --input '{spec}': expected e.g. 1x3x32x32xf32")
+    dims = [int(x) for x in m.group(1).split("x") if x]
+    return dims, _DTYPES[m.group(2)]
+
+
+def make_inputs(specs: list[str], seed: int = 0) -> list[Any]:
+    import torch
+
+    gen = torch.Generator().manual_seed(seed)
+    out = []
+    for s in specs:
+        shape, dtype = parse_input_spec(s)
+        dt = getattr(torch, dtype)
+        if dt.is_floating_point:
+            out.append(torch.randn(shape, generator=gen).to(dt))
+        else:
+            out.append(torch.randint(0, 2, shape, generator=gen).to(dt))
+    return out
+
+
+def _model_and_inputs(args: argparse.Namespace) -> tuple[Any, list[Any]]:
+    from dycl.models import load_spec, model_from_spec
+
+    model = model_from_spec(args.model)
+    if args.input:
+        inputs = make_inputs(args.input)
+    else:
+        where = args.model.rsplit(":", 1)[0]
+        try:
+            inputs = list(load_spec(f"{where}:example_inputs")())
+        except DyclError:
+            raise DyclError("give the input shapes with --input (e.g. --input 1x3x32x32xf32)") from None
+    return model, inputs
+
+
+def cmd_import(args: argparse.Namespace) -> None:
+    from dycl.frontend.lowering import lower_module
+    from dycl.printing import module_text
+
+    model, inputs = _model_and_inputs(args)
+    text = module_text(lower_module(model, inputs, args.model), debuginfo=args.locations)
+    _write(text, args.output)
+
+
+def cmd_compile(args: argparse.Namespace) -> None:
+    from dycl.backends.base import Target
+    from dycl.compiler import CompileReport, build_artifact, lower_and_optimize, run_pipeline
+    from dycl.frontend.lowering import lower_module
+    from dycl.passes.pipelines import pipeline_passes
+    from dycl.printing import module_text
+
+    model, inputs = _model_and_inputs(args)
+    target = Target.parse(args.target, args.arch)
+    report = CompileReport()
+    if args.dump_ir_after:
+        start = time.perf_counter()
+        module = lower_module(model, inputs, args.model)
+        report.frontend_seconds = time.perf_counter() - start
+        dumps = run_pipeline(module, pipeline_passes(args.pipeline), report, args.dump_ir_after)
+        for name, text in dumps.items():
+            print(f"// -----// IR after {name} //----- //\n{text}", file=sys.stderr)
+    else:
+        module = lower_and_optimize(model, inputs, args.pipeline, report, args.model)
+    out = Path(args.output)
+    build_artifact(module, model, inputs, out, target, args.backend, report)
+    from dycl.hcfg import Hcfg
+
+    print(Hcfg.from_module(module).summary())
+    print(f"wrote {out}/ (host.py, manifest.json, module.mlir, hcfg.dot, {len(report.backend_seconds)} sub-DNNs)")
+    if args.time_passes:
+        print_timing(report)
+
+
+def print_timing(report: Any) -> None:
+    print(f"  frontend              {report.frontend_seconds * 1e3:9.1f} ms")
+    for name, s in report.pass_seconds.items():
+        print(f"  {name:<22}{s * 1e3:9.1f} ms")
+    backend = report.total_backend_seconds
+    print(f"  backend (all sub-DNNs){backend * 1e3:9.1f} ms")
+    if backend:
+        print(f"  dycl's own share: {100 * report.dycl_seconds / backend:.2f}% of backend compile time")
+
+
+def cmd_run(args: argparse.Namespace) -> None:
+    import torch
+
+    from dycl.runtime import load
+
+    cm = load(args.artifact)
+    if args.input:
+        inputs = make_inputs(args.input, args.seed)
+    else:
+        specs = [f"{'x'.join(map(str, e['shape']))}x{_short(e['dtype'])}" for e in cm.manifest["inputs"]]
+        inputs = make_inputs(specs, args.seed)
+    out = cm(*inputs)
+    for i, t in enumerate(out if isinstance(out, (tuple, list)) else [out]):
+        if isinstance(t, torch.Tensor):
+            print(f"output {i}: shape {list(t.shape)} {str(t.dtype).removeprefix('torch.')} sum={t.float().sum().item():.6f}")
+        else:
+            print(f"output {i}: {t!r}")
+
+
+def _short(dtype: str) -> str:
+    return {v: k for k, v in _DTYPES.items()}[dtype]
+
+
+def cmd_hcfg(args: argparse.Namespace) -> None:
+    from dycl.hcfg import Hcfg
+
+    src = Path(args.source)
+    if src.is_dir():
+        from dycl.runtime import load
+
+        graph = load(src).hcfg
+    else:
+        from xdsl.parser import Parser
+
+        from dycl.compiler import context
+
+        graph = Hcfg.from_module(Parser(context(), src.read_text(), str(src)).parse_module())
+    print(graph.summary(), file=sys.stderr)
+    _write(graph.to_dot(), args.output)
+
+
+def cmd_demo(args: argparse.Namespace) -> None:
+    from dycl.demo import run_demo
+
+    run_demo(args.model, target=args.target, backend=args.backend, runs=args.runs)
+
+
+def _write(text: str, output: str | None) -> None:
+    if output and output != "-":
+        Path(output).write_text(text)
+    else:
+        sys.stdout.write(text)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="dycl", description="Compile dynamic PyTorch models.")
+    sub = p.add_subparsers(dest="command", required=True)
+
+    def model_args(sp: argparse.ArgumentParser) -> None:
+        sp.add_argument("model", help="path/to/file.py:make_model (a factory returning an nn.Module)")
+        sp.add_argument("--input", action="append", help="input shape and dtype, e.g. 1x3x32x32xf32 (repeat per input)")
+
+    sp = sub.add_parser("import", help="lower a model's forward to dycl IR")
+    model_args(sp)
+    sp.add_argument("-o", "--output", help="output .mlir file (default: stdout)")
+    sp.add_argument("--locations", action="store_true", help="print Python source locations")
+    sp.set_defaults(func=cmd_import)
+
+    sp = sub.add_parser("compile", help="compile a model to an artifact directory")
+    model_args(sp)
+    sp.add_argument("--target", default="llvm", choices=["llvm", "cuda"])
+    sp.add_argument("--arch", help="CUDA arch, e.g. sm_90")
+    sp.add_argument("--backend", default="tvm")
+    sp.add_argument("--pipeline", default="dycl-default")
+    sp.add_argument("--dump-ir-after", metavar="PASS", help="print IR after PASS (or 'all') to stderr")
+    sp.add_argument("--time-passes", action="store_true", help="report time per pass and backend")
+    sp.add_argument("-o", "--output", required=True, help="artifact directory")
+    sp.set_defaults(func=cmd_compile)
+
+    sp = sub.add_parser("run", help="run a compiled artifact on random inputs")
+    sp.add_argument("artifact")
+    sp.add_argument("--input", action="append")
+    sp.add_argument("--seed", type=int, default=0)
+    sp.set_defaults(func=cmd_run)
+
+    sp = sub.add_parser("hcfg", help="print the HCFG of an .mlir file or artifact as Graphviz DOT")
+    sp.add_argument("source")
+    sp.add_argument("-o", "--output")
+    sp.set_defaults(func=cmd_hcfg)
+
+    sp = sub.add_parser("demo", help="compile an example, check it on every path, time it against eager")
+    sp.add_argument("model", nargs="?", default="examples/branchy.py")
+    sp.add_argument("--target", default="llvm", choices=["llvm", "cuda"])
+    sp.add_argument("--backend", default="tvm")
+    sp.add_argument("--runs", type=int, default=200)
+    sp.set_defaults(func=cmd_demo)
+    return p
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    try:
+        args.func(args)
+    except Exception as e:
+        report_and_exit(e, prog="dycl")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
