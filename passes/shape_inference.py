@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import logging
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
 
@@ -34,6 +37,17 @@ from dycl.models import model_of
 from dycl.types import dtype_of, type_of_value
 
 
+@contextmanager
+def _quiet(logger: str) -> Iterator[None]:
+    log = logging.getLogger(logger)
+    level = log.level
+    log.setLevel(logging.CRITICAL)
+    try:
+        yield
+    finally:
+        log.setLevel(level)
+
+
 class Unknown:
     """A host scalar whose value only the run time knows."""
 
@@ -46,7 +60,9 @@ _PLACEHOLDERS = {i64: (1, 2), f64: (1.0, 2.0), i1: (True, False)}
 
 def _run_torch(op: Operation, fn: Any, args: list[Any], kwargs: dict[str, Any]) -> Any:
     try:
-        return fn(*args, **kwargs)
+        # FakeTensor logs every failing op with a traceback; the diagnostic below says it all.
+        with _quiet("torch._subclasses.fake_tensor"):
+            return fn(*args, **kwargs)
     except Exception as e:
         raise PassError(f"shape inference failed: {type(e).__name__}: {str(e).splitlines()[0]}", op) from None
 

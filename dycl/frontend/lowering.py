@@ -128,6 +128,7 @@ class _Function:
     first_line: int
     globals: dict[str, Any]
     inline: bool
+    indent: int = 0  # columns removed by dedenting the source
 
 
 @dataclass
@@ -232,7 +233,8 @@ class Lowerer:
         except (OSError, TypeError) as e:
             raise FrontendError(f"cannot read the Python source of {owner}.{function.__name__}: {e}")
         tree = ast.parse(textwrap.dedent("".join(lines)))
-        fn = _Function(f"{owner}.{function.__name__}", file, first_line, function.__globals__, inline)
+        indent = len(lines[0]) - len(lines[0].lstrip())
+        fn = _Function(f"{owner}.{function.__name__}", file, first_line, function.__globals__, inline, indent)
         return tree, fn
 
     def _params(self, fdef: ast.FunctionDef, fn: _Function) -> list[str]:
@@ -259,7 +261,7 @@ class Lowerer:
         fn = fn or self.fn
         assert fn is not None
         line = getattr(node, "lineno", 1) + fn.first_line - 1
-        col = getattr(node, "col_offset", 0) + 1
+        col = getattr(node, "col_offset", 0) + 1 + fn.indent
         return SourceLoc(fn.file, line, col)
 
     def error(self, node: ast.AST, message: str, note: str | None = None) -> FrontendError:
@@ -407,7 +409,7 @@ class Lowerer:
                 items = self._unpack(v, len(elts), target)
                 for t, item in zip(elts, items):
                     self._assign(t, item, scope)
-            case ast.Attribute(value=ast.Name(id="self")):
+            case ast.Attribute():
                 raise self.unsupported(target, "assignment to a module attribute (in-place mutation of the model)")
             case ast.Subscript():
                 raise self.unsupported(target, "item assignment (in-place tensor mutation)")

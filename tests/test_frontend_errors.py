@@ -1,0 +1,97 @@
+"""Unsupported Python is a located diagnostic naming the construct and the function."""
+
+import re
+import subprocess
+import sys
+import textwrap
+
+import pytest
+import torch
+from torch import nn
+
+import dycl
+from dycl.frontend.lowering import lower_module
+
+CASES = {
+    "try": ("try:\n    y = self.fc(x)\nexcept Exception:\n    y = x\nreturn y", "try/except"),
+    "with": ("with torch.no_grad():\n    y = self.fc(x)\nreturn y", "with statement"),
+    "lambda": ("f = lambda t: t\nreturn f(x)", "lambda"),
+    "listcomp": ("ys = [self.fc(x) for _ in range(2)]\nreturn ys[0]", "list comprehension"),
+    "generator": ("return sum(t for t in (x, x))", "generator expression"),
+    "exec": ("exec('y = 1')\nreturn x", "exec()"),
+    "random": ("import random\nreturn x", "import statement"),
+    "mutate_param": ("self.fc.weight = None\nreturn x", "assignment to a module attribute"),
+    "setitem": ("x[0] = 1.0\nreturn x", "item assignment"),
+    "raise": ("raise ValueError('no')", "raise statement"),
+    "while": ("while x.sum() > 0:\n    x = x - 1\nreturn x", "while loop"),
+}
+
+
+def make_module(body: str) -> nn.Module:
+    src = "class M(nn.Module):\n    def __init__(self):\n        super().__init__()\n        self.fc = nn.Linear(4, 4)\n\n"
+    src += "    def forward(self, x):\n" + textwrap.indent(body, " " * 8) + "\n"
+    path = TMP / f"m_{abs(hash(body))}.py"
+    path.write_text("import torch\nfrom torch import nn\n\n" + src)
+    namespace: dict = {}
+    code = compile(path.read_text(), str(path), "exec")
+    exec(code, namespace)
+    # inspect.getsource reads the file through linecache
+    return namespace["M"]()
+
+
+TMP = None
+
+
+@pytest.fixture(autouse=True)
+def _tmp(tmp_path):
+    global TMP
+    TMP = tmp_path
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_unsupported_construct_is_located(name):
+    body, construct = CASES[name]
+    model = make_module(body)
+    with pytest.raises(dycl.FrontendError) as info:
+        lower_module(model, [torch.randn(1, 4)])
+    text = str(info.value)
+    assert construct in text
+    assert "in function 'M.forward'" in text
+    m = re.match(r"(.+\.py):(\d+):(\d+): error: ", text)
+    assert m, text
+    line = int(m.group(2))
+    first_line_of_body = 9  # line of `def forward` + 1 in the generated file
+    assert line >= first_line_of_body
+
+
+def test_compile_raises_frontend_error_not_a_traceback():
+    model = make_module(CASES["try"][0])
+    with pytest.raises(dycl.FrontendError):
+        dycl.compile(model, [torch.randn(1, 4)])
+
+
+def test_cli_reports_frontend_error_without_traceback(tmp_path):
+    src = tmp_path / "bad.py"
+    src.write_text(
+        "import torch\nfrom torch import nn\n\n"
+        "class M(nn.Module):\n"
+        "    def forward(self, x):\n"
+        "        with torch.no_grad():\n"
+        "            return x\n\n"
+        "def make_model():\n    return M()\n"
+    )
+    out = tmp_path / "out"
+    r = subprocess.run(
+        [sys.executable, "-m", "dycl.cli", "compile", f"{src}:make_model", "--input", "1x4xf32", "-o", str(out)],
+        capture_output=True, text=True,
+    )
+    assert r.returncode == 1
+    assert f"{src}:6:9: error: unsupported Python construct: with statement (in function 'M.forward')" in r.stderr
+    assert "Traceback" not in r.stderr
+    assert not out.exists()  # no partial output
+
+
+def test_wrong_number_of_example_inputs():
+    model = make_module("return self.fc(x)")
+    with pytest.raises(dycl.FrontendError, match="takes 1 inputs but 2 example inputs"):
+        lower_module(model, [torch.randn(1, 4), torch.randn(1, 4)])
