@@ -151,8 +151,9 @@ def is_host_scalar_type(t: Attribute) -> bool:
 
 
 def type_accepts(expected: Attribute, got: Attribute) -> bool:
-    """`got` may flow where `expected` is declared: equal, or `expected` not inferred yet."""
-    return expected == got or expected == ANY
+    """`got` may flow where `expected` is declared: equal, `expected` not inferred
+    yet, or `expected` an opaque Python object (which any value can be)."""
+    return expected == got or expected == ANY or expected == PYOBJ
 
 
 def types_accept(expected: Sequence[Attribute], got: Sequence[Attribute]) -> bool:
@@ -455,11 +456,12 @@ class MakeTupleOp(IRDLOperation):
 
     def __init__(self, elements: Sequence[SSAValue], is_list: bool = False):
         types = [e.type for e in elements]
-        result_type: Attribute = (
-            PYOBJ
-            if is_list or any(t in (ANY, PYOBJ) for t in types)
-            else TupleType(types)
-        )
+        if ANY in types and not is_list:
+            result_type: Attribute = ANY  # shape-inference decides
+        elif is_list or not types or not all(contains_tensor_type(t) for t in types):
+            result_type = PYOBJ
+        else:
+            result_type = TupleType(tuple(types))
         super().__init__(
             operands=[elements],
             properties={"is_list": UnitAttr()} if is_list else {},
@@ -475,7 +477,7 @@ class MakeTupleOp(IRDLOperation):
                 raise VerifyException(
                     "'dycl.make_tuple' result tuple type does not match its elements"
                 )
-        elif t != PYOBJ:
+        elif t not in (PYOBJ, ANY):
             raise VerifyException(
                 f"'dycl.make_tuple' must produce a tuple type or !dycl.pyobj, got {t}"
             )
@@ -581,8 +583,8 @@ class ItemOp(IRDLOperation):
 
     def verify_(self) -> None:
         t = self.input.type
-        if not (is_tensor_type(t) or t == ANY):
-            raise VerifyException(f"'dycl.item' reads a tensor, got {t}")
+        if not (is_tensor_type(t) or t == ANY or is_host_scalar_type(t)):
+            raise VerifyException(f"'dycl.item' reads a tensor or converts a host scalar, got {t}")
         if isinstance(t, TensorType):
             n = 1
             for d in t.get_shape():
@@ -898,7 +900,7 @@ class WhileOp(IRDLOperation):
         result_types: Sequence[Attribute] | None = None,
     ):
         if result_types is None:
-            result_types = [a.type for a in iter_args]
+            result_types = [a.type for a in cond_region.block.args]
         super().__init__(
             operands=[iter_args],
             result_types=[result_types],
@@ -1004,7 +1006,10 @@ def _enclosing(op: Operation, kinds: tuple[type[Operation], ...]) -> Operation |
 
 @irdl_op_definition
 class ReturnOp(IRDLOperation):
-    """Early `return` from the enclosing function, from inside a branch or loop.
+    """`return` from the enclosing host function: at the end of its body, or early
+    from inside a branch (also within loops). Unlike `func.return`, the values only
+    need to fit the function's result types (`!dycl.any`/`!dycl.pyobj` take any
+    value), so paths may return values of different types.
 
     ```mlir
     dycl.if %c {
@@ -1025,8 +1030,6 @@ class ReturnOp(IRDLOperation):
         super().__init__(operands=[values])
 
     def verify_(self) -> None:
-        if not isinstance(self.parent_op(), IfOp):
-            raise VerifyException("'dycl.return' must end a dycl.if branch")
         func = _enclosing(self, (FuncOp,))
         if func is None:
             raise VerifyException("'dycl.return' must be inside a func.func")
@@ -1065,8 +1068,8 @@ class BreakOp(IRDLOperation):
         super().__init__(operands=[values])
 
     def verify_(self) -> None:
-        if not isinstance(self.parent_op(), IfOp):
-            raise VerifyException("'dycl.break' must end a dycl.if branch")
+        if _enclosing(self, (TensorRegionOp,)) is not None:
+            raise VerifyException("'dycl.break' cannot leave a dycl.tensor_region")
         loop = _enclosing(self, (ForOp, WhileOp, FuncOp))
         if not isinstance(loop, (ForOp, WhileOp)):
             raise VerifyException("'dycl.break' must be inside a dycl.for or dycl.while")

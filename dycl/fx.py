@@ -11,7 +11,7 @@ from typing import Any
 import torch
 from torch import fx, nn
 from xdsl.dialects import arith, func
-from xdsl.dialects.builtin import DenseIntOrFPElementsAttr, TensorType
+from xdsl.dialects.builtin import DenseIntOrFPElementsAttr, TensorType, f64, i1, i64
 from xdsl.ir import SSAValue
 
 from dycl.diagnostics import PassError
@@ -27,11 +27,23 @@ def dense_to_tensor(attr: DenseIntOrFPElementsAttr) -> torch.Tensor:
     return torch.tensor(values, dtype=dtype_of(attr.type.element_type)).reshape(attr.type.get_shape())
 
 
+# A Python float meets a tensor at the tensor's precision; float32 keeps that in
+# backends whose type promotion would widen to float64.
+_SCALAR_EXAMPLES = {
+    f64: lambda: torch.tensor(0.5, dtype=torch.float32),
+    i64: lambda: torch.tensor(1, dtype=torch.int64),
+    i1: lambda: torch.tensor(True),
+}
+
+
 def example_inputs(fn: func.FuncOp, seed: int = 0) -> list[torch.Tensor]:
     """Random inputs of the function's static input types (for export and tuning)."""
     gen = torch.Generator().manual_seed(seed)
     out = []
     for t in fn.function_type.inputs.data:
+        if t in _SCALAR_EXAMPLES:  # host scalars enter sub-DNNs as 0-d tensors
+            out.append(_SCALAR_EXAMPLES[t]())
+            continue
         if not isinstance(t, TensorType):
             raise PassError(f"sub-DNN @{fn.sym_name.data} takes a non-tensor input of type {t}", fn)
         dtype = dtype_of(t.element_type)
@@ -50,7 +62,7 @@ def to_graph_module(fn: func.FuncOp, model: nn.Module) -> fx.GraphModule:
     owned: dict[str, Any] = {}
     env: dict[SSAValue, Any] = {}
     for i, arg in enumerate(fn.body.block.args):
-        env[arg] = graph.placeholder(arg.name_hint or f"arg{i}")
+        env[arg] = graph.placeholder(f"{arg.name_hint or 'arg'}_{i}")
     for op in fn.body.block.ops:
         match op:
             case arith.ConstantOp():

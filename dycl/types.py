@@ -64,10 +64,10 @@ def type_of_value(v: Any) -> Attribute:
         return i64
     if isinstance(v, float):
         return f64
-    if isinstance(v, tuple) and not isinstance(v, torch.Size) and v and all(
-        isinstance(x, (torch.Tensor, tuple)) for x in v
-    ):
-        return TupleType([type_of_value(x) for x in v])
+    if isinstance(v, tuple) and not isinstance(v, torch.Size) and v:
+        types = tuple(type_of_value(x) for x in v)
+        if all(isinstance(t, (TensorType, TupleType)) for t in types):
+            return TupleType(types)
     return d.PYOBJ
 
 

@@ -188,12 +188,6 @@ class FoldConstantIf(RewritePattern):
         # The branch leaves (return/break): what follows the if is dead.
         for dead in _ops_after(op):
             _drop(dead, rewriter)
-        if isinstance(term, d.ReturnOp) and _is_function_body(parent):
-            values = list(term.values)
-            rewriter.erase(term)
-            ret = func.ReturnOp(*values)
-            ret.location = term.location
-            taken.add_op(ret)
         rewriter.inline_block(taken, _before(op))
         for r in op.results:
             for use in list(r.uses):
@@ -223,10 +217,6 @@ def _drop(op: Operation, rewriter: PatternRewriter) -> None:
                 _drop(use.operation, rewriter)
         if op.parent is not None:
             rewriter.erase(op, safe_erase=False)
-
-
-def _is_function_body(block: Block) -> bool:
-    return isinstance(block.parent_op(), func.FuncOp)
 
 
 @dataclass(frozen=True)

@@ -6,8 +6,10 @@ from dataclasses import dataclass
 
 from xdsl.context import Context
 from xdsl.dialects import func
-from xdsl.dialects.builtin import ModuleOp, UnitAttr
-from xdsl.ir import Block, Operation, Region, SSAValue
+from collections.abc import Callable
+
+from xdsl.dialects.builtin import ModuleOp, TupleType, UnitAttr
+from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
 from xdsl.irdl import IRDLOperation
 from xdsl.passes import ModulePass
 
@@ -45,20 +47,63 @@ def _clone_static(v: SSAValue, body: Block, mapping: dict[SSAValue, SSAValue]) -
     return mapping[v]
 
 
+def _leaf_types(t: Attribute) -> list[Attribute]:
+    if isinstance(t, TupleType):
+        return [leaf for e in t.types.data for leaf in _leaf_types(e)]
+    return [t]
+
+
+def _unpack(v: SSAValue, emit: Callable[[Operation], None]) -> list[SSAValue]:
+    """The leaves of a (nested) tuple value, read with dycl.get_item."""
+    if not isinstance(v.type, TupleType):
+        return [v]
+    leaves: list[SSAValue] = []
+    for i in range(len(v.type.types.data)):
+        item = d.GetItemOp(v, i)
+        emit(item)
+        leaves.extend(_unpack(item.result, emit))
+    return leaves
+
+
+def _pack(t: Attribute, leaves: list[SSAValue], emit: Callable[[Operation], None]) -> SSAValue:
+    """Rebuild a value of type `t` from its leaves (consumed from the front)."""
+    if not isinstance(t, TupleType):
+        return leaves.pop(0)
+    elems = [_pack(e, leaves, emit) for e in t.types.data]
+    op = d.MakeTupleOp(elems)
+    emit(op)
+    return op.result
+
+
 def outline(module: ModuleOp, region_op: d.TensorRegionOp, name: str) -> func.FuncOp:
+    """Tuples never cross the boundary: they are passed and returned as their leaves."""
     captured = _captured(region_op)
     inputs = [v for v in captured if not is_static_value(v)]
     statics = [v for v in captured if is_static_value(v)]
-    body = Block(arg_types=[v.type for v in inputs])
-    mapping: dict[SSAValue, SSAValue] = dict(zip(inputs, body.args))
-    for v, a in zip(inputs, body.args):
-        a.name_hint = v.name_hint
+    parent = region_op.parent
+    assert parent is not None
+    host_before: list[Operation] = []
+    call_args: list[SSAValue] = []
+    for v in inputs:
+        call_args.extend(_unpack(v, host_before.append))
+    body = Block(arg_types=[a.type for a in call_args])
+    mapping: dict[SSAValue, SSAValue] = {}
+    args = list(body.args)
+    for v in inputs:
+        n = len(_leaf_types(v.type))
+        leaves, args = args[:n], args[n:]
+        for a in leaves:
+            a.name_hint = v.name_hint
+        mapping[v] = _pack(v.type, list(leaves), body.add_op)
     for v in statics:
         _clone_static(v, body, mapping)
     inner = region_op.body.block
     for op in list(inner.ops):
         if isinstance(op, d.YieldOp):
-            body.add_op(func.ReturnOp(*[mapping.get(v, v) for v in op.values]))
+            outs: list[SSAValue] = []
+            for v in op.values:
+                outs.extend(_unpack(mapping.get(v, v), body.add_op))
+            ret = func.ReturnOp(*outs)
             continue
         op.detach()
         for i, v in enumerate(op.operands):
@@ -69,17 +114,20 @@ def outline(module: ModuleOp, region_op: d.TensorRegionOp, name: str) -> func.Fu
                 if v in mapping:
                     nested.operands[i] = mapping[v]
         body.add_op(op)
-    fn = func.FuncOp(name, ([a.type for a in body.args], list(region_op.output.types)), Region(body))
+    body.add_op(ret)
+    out_types = [r.type for r in ret.operands]
+    fn = func.FuncOp(name, ([a.type for a in body.args], out_types), Region(body))
     fn.attributes[d.SUBGRAPH_ATTR] = UnitAttr()
     fn.location = region_op.location
-    call = d.CallSubgraphOp(name, inputs, list(region_op.output.types))
-    call.location = region_op.location
-    for old, new in zip(region_op.results, call.results):
+    call = d.CallSubgraphOp(name, call_args, out_types)
+    host_after: list[Operation] = []
+    leaves = list(call.results)
+    rebuilt = [_pack(r.type, leaves, host_after.append) for r in region_op.results]
+    for op in [*host_before, call, *host_after]:
+        op.location = region_op.location
+        parent.insert_op_before(op, region_op)
+    for old, new in zip(region_op.results, rebuilt):
         new.name_hint = old.name_hint
-    parent = region_op.parent
-    assert parent is not None
-    parent.insert_op_before(call, region_op)
-    for old, new in zip(region_op.results, call.results):
         old.replace_all_uses_with(new)
     parent.erase_op(region_op)
     return fn
@@ -96,7 +144,9 @@ def check_outlined(module: ModuleOp) -> None:
                 continue
             if is_sub and isinstance(op, d.HOST_ONLY_OPS):
                 raise PassError(f"sub-DNN @{f.sym_name.data} contains host operation '{op.name}'", op)
-            if not is_sub and isinstance(op, IRDLOperation) and classify(op) == TENSOR:
+            if not is_sub and isinstance(op, IRDLOperation) and classify(op) == TENSOR and not isinstance(
+                op, (d.MakeTupleOp, d.GetItemOp)  # tuples of sub-DNN results, rebuilt on the host
+            ):
                 raise PassError(f"host function @{f.sym_name.data} still computes on tensors ('{op.name}')", op)
 
 

@@ -167,10 +167,13 @@ class _Inferrer:
                 self.set(op.result, Unknown(i1))
             case d.ItemOp():
                 src = self.get(op.input)
-                if not isinstance(src, torch.Tensor) or src.numel() != 1:
-                    raise PassError("dycl.item needs a one-element tensor", op)
                 t = op.result.type
-                if t == d.ANY:
+                if isinstance(src, (Unknown, int, float, bool)):  # int()/float() of a host scalar
+                    if t == d.ANY:
+                        t = src.type if isinstance(src, Unknown) else type_of_value(src)
+                elif not isinstance(src, torch.Tensor) or src.numel() != 1:
+                    raise PassError("dycl.item needs a one-element tensor", op)
+                elif t == d.ANY:
                     t = f64 if src.dtype.is_floating_point else (i1 if src.dtype == torch.bool else i64)
                 self.set(op.result, Unknown(t))
             case arith.XOrIOp() | arith.AndIOp() | arith.OrIOp() | arith.CmpiOp() | arith.CmpfOp():

@@ -6,6 +6,7 @@ import pytest
 ROOT = Path(__file__).resolve().parent.parent
 EXAMPLES = ROOT / "examples"
 sys.path.insert(0, str(EXAMPLES))
+sys.path.insert(0, str(ROOT / "tests"))
 
 
 @pytest.fixture(scope="session")

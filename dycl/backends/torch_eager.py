@@ -33,9 +33,18 @@ def load_torch(path, target):
     device = "cuda" if target["kind"] == "cuda" else "cpu"
     module.to(device)
 
+    def convert(a):
+        if isinstance(a, torch.Tensor):
+            return a
+        if isinstance(a, (bool, int, float)):  # a host scalar: a 0-d tensor
+            import numpy
+
+            return torch.from_numpy(numpy.array(a, dtype="float32" if isinstance(a, float) else None)).to(device)
+        return torch.from_dlpack(a)
+
     def run(*args):
         with torch.no_grad():
-            out = module(*[a if isinstance(a, torch.Tensor) else torch.from_dlpack(a) for a in args])
+            out = module(*[convert(a) for a in args])
         return list(out)
 
     return run

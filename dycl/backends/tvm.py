@@ -100,8 +100,17 @@ def load_tvm(path, target):
     from_dlpack = tvm.runtime.from_dlpack
     native = tvm.runtime.Tensor
 
+    def convert(a):
+        if isinstance(a, native):
+            return a
+        if isinstance(a, (bool, int, float)):  # a host scalar: a 0-d tensor
+            import numpy
+
+            return tvm.runtime.tensor(numpy.array(a, dtype="float32" if isinstance(a, float) else None), dev)
+        return from_dlpack(a)
+
     def run(*args):
-        out = main(*[a if isinstance(a, native) else from_dlpack(a) for a in args])
+        out = main(*[convert(a) for a in args])
         return list(out) if not isinstance(out, native) else [out]
 
     return run

@@ -36,6 +36,8 @@ from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
 
 from dycl.diagnostics import FrontendError, SourceLoc
 from dycl.dialects import dycl as d
+from dycl.frontend.restructure import restructure
+from dycl.frontend.loops import LoopLowering, NeedsStatic, RuntimeRange, _Continuation, _Injected
 from dycl.types import tensor_type_of
 from dycl.frontend.values import (
     GlobalRef,
@@ -115,10 +117,6 @@ FORBIDDEN_CALLS = {
 }
 
 
-class _NeedsStatic(Exception):
-    """Raised inside a rolled loop body when a value must be known per iteration."""
-
-
 @dataclass
 class _Function:
     """The Python function being lowered (forward or an inlined helper)."""
@@ -129,6 +127,8 @@ class _Function:
     globals: dict[str, Any]
     inline: bool
     indent: int = 0  # columns removed by dedenting the source
+    source_lines: list[str] = field(default_factory=list)
+    tree: ast.AST | None = None
 
 
 @dataclass
@@ -148,45 +148,14 @@ def _assigned_names(stmts: Sequence[ast.stmt]) -> set[str]:
     return names
 
 
-def _always_returns(stmts: Sequence[ast.stmt]) -> bool:
-    for s in stmts:
-        if isinstance(s, ast.Return):
-            return True
-        if isinstance(s, ast.If) and _always_returns(s.body) and _always_returns(s.orelse):
-            return True
-    return False
-
-
-def _contains(stmts: Sequence[ast.stmt], kinds: tuple[type[ast.AST], ...]) -> bool:
-    return any(isinstance(n, kinds) for s in stmts for n in ast.walk(s))
-
-
-def _restructure_returns(stmts: list[ast.stmt]) -> list[ast.stmt]:
-    """Move what follows `if c: return a` into the else branch (for inlined bodies).
-
-    Afterwards every return ends a branch, so an inlined function's result is the
-    merge of its branches.
-    """
-    out: list[ast.stmt] = []
-    for i, s in enumerate(stmts):
-        if isinstance(s, ast.If) and _contains([s], (ast.Return,)):
-            rest = stmts[i + 1 :]
-            body = s.body if _always_returns(s.body) else s.body + rest
-            orelse = s.orelse if _always_returns(s.orelse) else s.orelse + rest
-            new = ast.If(test=s.test, body=_restructure_returns(body), orelse=_restructure_returns(orelse))
-            out.append(ast.copy_location(new, s))
-            return out
-        out.append(s)
-        if isinstance(s, ast.Return):
-            return out
-    return out
-
-
-class Lowerer:
+class Lowerer(LoopLowering):
     """Lowers one model: `lower()` returns a module with `func.func @forward`."""
 
-    def __init__(self, model: nn.Module, example_inputs: Sequence[Any], model_key: str | None = None):
+    def __init__(self, model: nn.Module, example_inputs: Sequence[Any], model_key: str | None = None,
+                 max_iterations: int | None = None):
         self.model = model
+        self.max_iterations = max_iterations
+        self.loops = []
         self.example_inputs = list(example_inputs)
         self.model_key = model_key
         self.block: Block = Block()
@@ -202,19 +171,29 @@ class Lowerer:
         fdef = tree.body[0]
         assert isinstance(fdef, ast.FunctionDef)
         params = self._params(fdef, fn)
-        if len(params) != len(self.example_inputs):
+        n_defaults = len(fdef.args.defaults)
+        required = len(params) - n_defaults
+        if not required <= len(self.example_inputs) <= len(params):
+            expected = f"{required} to {len(params)}" if n_defaults else f"{len(params)}"
             raise FrontendError(
-                f"forward takes {len(params)} inputs but {len(self.example_inputs)} "
+                f"forward takes {expected} inputs but {len(self.example_inputs)} "
                 "example inputs were given",
                 self._loc(fdef, fn),
             )
-        arg_types = [self._input_type(x, name, fdef, fn) for name, x in zip(params, self.example_inputs)]
+        # Parameters left to their defaults are compile-time constants.
+        self.fn = fn
+        defaults = {
+            name: self.expr(default, _Scope(env={}))
+            for name, default in zip(params[required:], fdef.args.defaults)
+        }
+        given = params[: len(self.example_inputs)]
+        arg_types = [self._input_type(x, name, fdef, fn) for name, x in zip(given, self.example_inputs)]
         entry = Block(arg_types=arg_types)
-        for arg, name in zip(entry.args, params):
+        for arg, name in zip(entry.args, given):
             arg.name_hint = name
         self.block = self._entry = entry
-        self.fn = fn
-        scope = _Scope(env={"self": ModuleRef("", self.model), **dict(zip(params, entry.args))})
+        env: dict[str, Value] = {"self": ModuleRef("", self.model), **defaults, **dict(zip(given, entry.args))}
+        scope = _Scope(env=env)
         self._lower_body(fdef.body, scope)
         if not scope.terminated:
             self._emit_return(scope, None, fdef, top=True)
@@ -234,7 +213,8 @@ class Lowerer:
             raise FrontendError(f"cannot read the Python source of {owner}.{function.__name__}: {e}")
         tree = ast.parse(textwrap.dedent("".join(lines)))
         indent = len(lines[0]) - len(lines[0].lstrip())
-        fn = _Function(f"{owner}.{function.__name__}", file, first_line, function.__globals__, inline, indent)
+        fn = _Function(f"{owner}.{function.__name__}", file, first_line, function.__globals__, inline, indent,
+                       [line.rstrip("\n") for line in lines], tree)
         return tree, fn
 
     def _params(self, fdef: ast.FunctionDef, fn: _Function) -> list[str]:
@@ -333,10 +313,17 @@ class Lowerer:
     # -------------------------------------------------------------- statements
 
     def _lower_body(self, stmts: Sequence[ast.stmt], scope: _Scope) -> None:
-        for s in stmts:
+        stmts = list(stmts)
+        for i, s in enumerate(stmts):
             if scope.terminated:
                 return  # code after return/break is dead, as in Python
-            self._stmt(s, scope)
+            if isinstance(s, ast.For):
+                if self.lower_for(s, stmts[i + 1 :], scope):
+                    return
+            elif isinstance(s, _Continuation):
+                self._lower_body(s.stmts, scope)
+            else:
+                self._stmt(s, scope)
 
     def _stmt(self, s: ast.stmt, scope: _Scope) -> None:
         if type(s) in UNSUPPORTED_STMTS:
@@ -364,17 +351,15 @@ class Lowerer:
                 self._assign(target, v, scope)
             case ast.If():
                 self._if(s, scope)
-            case ast.For():
-                self._for(s, scope)
             case ast.While():
-                raise self.unsupported(s, "while loop with a data-dependent condition (not yet supported)")
+                self.lower_while(s, scope)
             case ast.Return(value=value):
                 v = Static(None) if value is None else self.expr(value, scope)
                 self._emit_return(scope, v, s, top=False)
             case ast.Break():
-                raise self.unsupported(s, "break (not yet supported)")
+                self.lower_break(s, scope)
             case ast.Continue():
-                raise self.unsupported(s, "continue (not yet supported)")
+                raise self.unsupported(s, "continue outside a loop")
             case ast.Assert(test=test):
                 v = self.expr(test, scope)
                 if not isinstance(v, Static):
@@ -436,11 +421,7 @@ class Lowerer:
             scope.returned.append(value)
             scope.terminated = True
             return
-        ssa = self.materialize(value, node)
-        if self.block is self._entry:
-            self.emit(func.ReturnOp(ssa), node)
-        else:
-            self.emit(d.ReturnOp(ssa), node)
+        self.emit(d.ReturnOp(self.materialize(value, node)), node)
         scope.terminated = True
 
     # ------------------------------------------------------------------- if
@@ -519,99 +500,32 @@ class Lowerer:
         )
         results = list(if_op.results)
         for n, r in zip(to_yield, results):
-            r.name_hint = n
+            if n.isidentifier():
+                r.name_hint = n
             scope.env[n] = r
         scope.env.update(merged)
         if ret_live:
             scope.returned.append(results[-1])
             scope.terminated = True
         elif not live:
+            # Both branches leave: the else branch's code moves after the if, so the
+            # enclosing block still ends with its return/break.
+            else_block = if_op.else_region.block
+            for moved in list(else_block.ops):
+                moved.detach()
+                self.block.add_op(moved)
+            else_block.add_op(d.YieldOp())
             scope.terminated = True
         return results
 
-    # ------------------------------------------------------------------ for
-
-    def _for(self, s: ast.For, scope: _Scope) -> None:
-        if s.orelse:
-            raise self.unsupported(s, "for ... else")
-        it = self.expr(s.iter, scope)
-        if isinstance(it, Static) and isinstance(it.value, range):
-            r = it.value
-            if self.fn is not None and not self.fn.inline and not _contains(s.body, (ast.Break, ast.Continue)):
-                try:
-                    self._rolled_for(s, r, scope)
-                    return
-                except _NeedsStatic:
-                    pass
-            self._unrolled_for(s, [Static(i) for i in r], scope)
-            return
-        if isinstance(it, Static) and isinstance(it.value, (tuple, list)):
-            self._unrolled_for(s, [Static(x) for x in it.value], scope)
-            return
-        if isinstance(it, SeqVal):
-            self._unrolled_for(s, list(it.items), scope)
-            return
-        if isinstance(it, ModuleRef) and isinstance(it.module, (nn.Sequential, nn.ModuleList)):
-            self._unrolled_for(s, [it.child(n) for n, _ in it.module.named_children()], scope)
-            return
-        if isinstance(it, ModuleRef) and isinstance(it.module, nn.ModuleDict):
-            self._unrolled_for(s, [Static(k) for k in it.module.keys()], scope)
-            return
-        raise self.unsupported(s.iter, "for loop over a run-time value (iterate over range(), a module list, or a Python sequence)")
-
-    def _unrolled_for(self, s: ast.For, items: list[Value], scope: _Scope) -> None:
-        for item in items:
-            if scope.terminated:
-                return
-            self._assign(s.target, item, scope)
-            if _contains(s.body, (ast.Break, ast.Continue)):
-                raise self.unsupported(s, "break/continue (not yet supported)")
-            self._lower_body(s.body, scope)
-
-    def _rolled_for(self, s: ast.For, r: range, scope: _Scope) -> None:
-        """Emit `dycl.for`; `unroll-loops` expands it. Falls back to unrolling here
-        when the body needs the index as a compile-time value."""
-        if len(r) == 0:
-            return
-        assigned = _assigned_names(s.body) | _assigned_names([ast.Assign(targets=[s.target], value=ast.Constant(0))])
-        carried = sorted(n for n in assigned if n in scope.env and not isinstance(scope.env[n], (ModuleRef, GlobalRef)))
-        new_names = assigned - set(scope.env)
-        if any(isinstance(scope.env[n], SeqVal) for n in carried) or new_names - self._target_names(s.target):
-            raise _NeedsStatic  # lists and loop-local names need per-iteration values
-        node = s
-        inits = [self.materialize(scope.env[n], node) for n in carried]
-        body_block = Block(arg_types=[i64] + [d.ANY] * len(carried))
-        lb, ub, st = (self.materialize(Static(x), node) for x in (r.start, r.stop, r.step))
-        sub = _Scope(env=dict(scope.env))
-        for n, arg in zip(carried, body_block.args[1:]):
-            arg.name_hint = n
-            sub.env[n] = arg
-        body_block.args[0].name_hint = s.target.id if isinstance(s.target, ast.Name) else "i"
-        self.loop_depth += 1
-        try:
-            with self._in_block(body_block):
-                self._assign(s.target, body_block.args[0], sub)
-                self._lower_body(s.body, sub)
-                if sub.terminated:
-                    raise _NeedsStatic
-                vals = [self.materialize(sub.env[n], node) for n in carried]
-                body_block.add_op(d.YieldOp(*vals))
-        except _NeedsStatic:
-            body_block.erase(safe_erase=False)
-            for v in (lb, ub, st, *inits):
-                if isinstance(v.owner, Operation) and not v.uses and v.owner.parent is self.block:
-                    self.block.erase_op(v.owner)
-            raise
-        finally:
-            self.loop_depth -= 1
-        for_op = self.emit(d.ForOp(lb, ub, st, inits, Region(body_block)), node)
-        for n, res in zip(carried, for_op.results):
-            res.name_hint = n
-            scope.env[n] = res
-
-    @staticmethod
-    def _target_names(t: ast.expr) -> set[str]:
-        return {n.id for n in ast.walk(t) if isinstance(n, ast.Name)}
+    def names_read_after(self, body: list[ast.stmt]) -> set[str]:
+        """Names loaded in the current function after the given statements."""
+        assert self.fn is not None and self.fn.tree is not None
+        end = max(getattr(b, "end_lineno", 0) or 0 for b in body)
+        return {
+            n.id for n in ast.walk(self.fn.tree)
+            if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load) and n.lineno > end
+        }
 
     # ------------------------------------------------------------ expressions
 
@@ -619,6 +533,8 @@ class Lowerer:
         if type(e) in UNSUPPORTED_EXPRS:
             raise self.unsupported(e, UNSUPPORTED_EXPRS[type(e)])
         match e:
+            case _Injected():
+                return e.value
             case ast.Constant(value=value):
                 return Static(value)
             case ast.Name(id=name):
@@ -848,7 +764,7 @@ class Lowerer:
         if isinstance(base, ModuleRef):
             if not isinstance(index, Static):
                 if self.loop_depth:
-                    raise _NeedsStatic
+                    raise NeedsStatic
                 raise self.error(node, "indexing a module container needs a compile-time index")
             m = base.module
             if isinstance(m, nn.ModuleDict):
@@ -867,12 +783,12 @@ class Lowerer:
                 raise self.error(node, f"constant indexing fails: {ex}") from None
         if isinstance(base, Static) and isinstance(base.value, (list, tuple)):
             if self.loop_depth:
-                raise _NeedsStatic
+                raise NeedsStatic
             raise self.error(node, "indexing a Python sequence needs a compile-time index")
         if isinstance(base, SeqVal):
             if not isinstance(index, Static):
                 if self.loop_depth:
-                    raise _NeedsStatic
+                    raise NeedsStatic
                 raise self.error(node, "indexing a Python list of tensors needs a compile-time index")
             sel = base.items[index.value]
             return SeqVal(sel, base.is_list) if isinstance(sel, list) else sel
@@ -943,7 +859,8 @@ class Lowerer:
         statics = all(isinstance(a, Static) for a in args) and all(isinstance(v, Static) for v in kwargs.values())
         if obj is range:
             if not statics:
-                raise self.unsupported(node, "range() with run-time bounds (not yet supported)")
+                full = [Static(0), args[0], Static(1)] if len(args) == 1 else list(args) + [Static(1)] * (3 - len(args))
+                return RuntimeRange(*full)  # type: ignore[return-value]
             return Static(range(*(a.value for a in args)))  # type: ignore[union-attr]
         if obj is len:
             (a,) = args
@@ -1025,13 +942,12 @@ class Lowerer:
                     self.fn = fn
                     env[n] = self.expr(defaults[n], _Scope(env={}))
             self.fn = fn
-            self.loop_depth = 0
-            if _contains(fdef.body, (ast.Return,)) and any(
-                _contains([s], (ast.Return,)) for s in fdef.body if isinstance(s, (ast.For, ast.While))
+            if any(
+                isinstance(n, ast.Return) for st in fdef.body if isinstance(st, (ast.For, ast.While)) for n in ast.walk(st)
             ):
                 raise self.unsupported(fdef, "return inside a loop of an inlined function")
             scope = _Scope(env=env)
-            self._lower_body(_restructure_returns(list(fdef.body)), scope)
+            self._lower_body(restructure(list(fdef.body), (ast.Return,)), scope)
             if not scope.returned:
                 return Static(None)
             return scope.returned[-1]
@@ -1041,8 +957,13 @@ class Lowerer:
             self.loop_depth = saved_depth
 
 
-def lower_module(model: nn.Module, example_inputs: Sequence[Any], model_key: str | None = None) -> ModuleOp:
-    """Lower `model.forward` (and what it calls) to a dycl module with `@forward`."""
-    module = Lowerer(model, example_inputs, model_key).lower()
+def lower_module(model: nn.Module, example_inputs: Sequence[Any], model_key: str | None = None,
+                 max_iterations: int | None = None) -> ModuleOp:
+    """Lower `model.forward` (and what it calls) to a dycl module with `@forward`.
+
+    `max_iterations` bounds data-dependent `while` loops that carry no
+    `# dycl: max_iterations=N` annotation of their own.
+    """
+    module = Lowerer(model, example_inputs, model_key, max_iterations).lower()
     module.verify()
     return module

@@ -33,6 +33,8 @@ def _to_bool(t):
 
 
 def _item(t):
+    if isinstance(t, (bool, int, float)):
+        return t
     return t.numpy().item() if hasattr(t, "numpy") else t.item()
 
 

@@ -1,0 +1,288 @@
+"""Lowering of `for` and `while` loops, with break/continue and early return.
+
+Loops whose iterations are known at compile time and whose bodies need per-
+iteration values (module lists, Python lists, break) are unrolled here; counted
+loops over `range` become `dycl.for` (unrolled later by `unroll-loops` when the
+bounds are constants); data-dependent `while` loops become `dycl.while` with a
+required iteration bound.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from torch import nn
+from xdsl.dialects.builtin import i64
+from xdsl.ir import Block, Operation, Region, SSAValue
+
+from dycl.dialects import dycl as d
+from dycl.frontend.restructure import contains_exit, restructure
+from dycl.frontend.values import GlobalRef, ModuleRef, SeqVal, Static, Value
+
+if TYPE_CHECKING:
+    from dycl.frontend.lowering import Lowerer, _Scope
+
+_BOUND_COMMENT = re.compile(r"#\s*dycl:\s*max_iterations\s*=\s*(\d+)")
+
+
+class _Injected(ast.expr):
+    """An expression whose lowered value is already known (a loop item)."""
+
+    _fields = ()
+
+    def __init__(self, value: Value, like: ast.AST):
+        super().__init__()
+        self.value = value
+        ast.copy_location(self, like)
+
+
+class _Continuation(ast.stmt):
+    """Stands for the statements after a loop with `break` (lowered on each path)."""
+
+    _fields = ()
+
+    def __init__(self, stmts: list[ast.stmt], like: ast.AST):
+        super().__init__()
+        self.stmts = stmts
+        ast.copy_location(self, like)
+
+
+@dataclass(frozen=True)
+class RuntimeRange:
+    """`range(a, b, c)` with a bound known only at run time."""
+
+    start: Value
+    stop: Value
+    step: Value
+
+
+class NeedsStatic(Exception):
+    """Raised inside a rolled loop body when a value must be known per iteration."""
+
+
+@dataclass
+class _RolledLoop:
+    carried: list[str]
+
+
+class LoopLowering:
+    """Mixin of Lowerer: everything about loops."""
+
+    loops: list[_RolledLoop]
+
+    # ----------------------------------------------------------------- for
+
+    def lower_for(self: Lowerer, s: ast.For, rest: list[ast.stmt], scope: _Scope) -> bool:
+        """Lower `s`; returns True if it also consumed `rest` (the code after it)."""
+        if s.orelse:
+            raise self.unsupported(s, "for ... else")
+        it = self.expr(s.iter, scope)
+        items = self._static_items(it)
+        has_break = contains_exit(s.body, (ast.Break,))
+        if items is None:
+            if isinstance(it, RuntimeRange):
+                self._rolled_for(s, (it.start, it.stop, it.step), scope)
+                return False
+            raise self.unsupported(s.iter, "for loop over a run-time value (iterate over range(), a module list, or a Python sequence)")
+        if isinstance(it, Static) and isinstance(it.value, range) and not has_break and self.fn is not None and not self.fn.inline:
+            try:
+                r = it.value
+                if len(r):
+                    self._rolled_for(s, (Static(r.start), Static(r.stop), Static(r.step)), scope)
+                return False
+            except NeedsStatic:
+                pass
+        return self._unrolled_for(s, items, rest if has_break else None, scope)
+
+    def _static_items(self: Lowerer, it: Value | RuntimeRange) -> list[Value] | None:
+        if isinstance(it, Static) and isinstance(it.value, (range, tuple, list)):
+            return [Static(x) for x in it.value]
+        if isinstance(it, SeqVal):
+            return list(it.items)
+        if isinstance(it, ModuleRef) and isinstance(it.module, (nn.Sequential, nn.ModuleList)):
+            return [it.child(n) for n, _ in it.module.named_children()]
+        if isinstance(it, ModuleRef) and isinstance(it.module, nn.ModuleDict):
+            return [Static(k) for k in it.module.keys()]
+        return None
+
+    def _unrolled_for(self: Lowerer, s: ast.For, items: list[Value], rest: list[ast.stmt] | None, scope: _Scope) -> bool:
+        seq: list[ast.stmt] = []
+        for item in items:
+            bind = ast.copy_location(ast.Assign(targets=[s.target], value=_Injected(item, s)), s)
+            seq.append(bind)
+            seq.extend(restructure(s.body, (ast.Continue,), lambda _: []))
+        if rest is None:
+            self._lower_body(seq, scope)
+            return False
+        # A break jumps to the code after the loop: each path runs its own copy.
+        cont = _Continuation(rest, s)
+        self._lower_body(restructure(seq + [cont], (ast.Break,), lambda _: [cont]), scope)
+        return True
+
+    def _rolled_for(self: Lowerer, s: ast.For, bounds: tuple[Value, Value, Value], scope: _Scope) -> None:
+        """Emit `dycl.for`; raises NeedsStatic when the body needs per-iteration values."""
+        target_names = {n.id for n in ast.walk(s.target) if isinstance(n, ast.Name)}
+        carried = self._carried(s.body, scope)
+        if not isinstance(s.target, ast.Name):
+            raise NeedsStatic
+        body_block = Block(arg_types=[i64] + [d.ANY] * len(carried))
+        mark = self._mark()
+        try:
+            inits = [self.materialize(scope.env[n], s) for n in carried]
+            lb, ub, st = (self._index_value(b, s) for b in bounds)
+            sub = self._loop_scope(scope, carried, body_block.args[1:])
+            body_block.args[0].name_hint = s.target.id
+            self.loops.append(_RolledLoop(carried))
+            self.loop_depth += 1
+            try:
+                with self._in_block(body_block):
+                    self._assign(s.target, body_block.args[0], sub)
+                    self._lower_body(restructure(s.body, (ast.Continue,), lambda _: []), sub)
+                    if not sub.terminated:
+                        body_block.add_op(d.YieldOp(*[self.materialize(sub.env[n], s) for n in carried]))
+                    else:
+                        raise NeedsStatic
+            finally:
+                self.loop_depth -= 1
+                self.loops.pop()
+            if self._escaping(s.body, scope, target_names):
+                raise NeedsStatic
+        except NeedsStatic:
+            body_block.erase(safe_erase=False)
+            self._rollback(mark)
+            raise
+        for_op = self.emit(d.ForOp(lb, ub, st, inits, Region(body_block)), s)
+        for n, res in zip(carried, for_op.results):
+            res.name_hint = n
+            scope.env[n] = res
+
+    def _index_value(self: Lowerer, v: Value, node: ast.AST) -> SSAValue:
+        ssa = self.materialize(v, node)
+        if ssa.type not in (i64, d.ANY):
+            raise self.error(node, f"range() bound must be an integer, got {ssa.type}")
+        if ssa.type == d.ANY:
+            ssa = self.emit(d.ItemOp(ssa, i64), node).results[0]
+        return ssa
+
+    # --------------------------------------------------------------- while
+
+    def lower_while(self: Lowerer, s: ast.While, scope: _Scope) -> None:
+        if s.orelse:
+            raise self.unsupported(s, "while ... else")
+        # Iterations decided at compile time run here; the rest becomes dycl.while.
+        for _ in range(100_000):
+            mark = self._mark()
+            scratch = Block()
+            with self._in_block(scratch):
+                test = self.expr(s.test, scope)
+            scratch.erase(safe_erase=False)
+            self._rollback(mark)
+            if not isinstance(test, Static):
+                break
+            if not test.value:
+                return
+            if contains_exit(s.body, (ast.Break, ast.Continue)):
+                raise self.unsupported(s, "break/continue in a while loop with a compile-time condition")
+            self._lower_body(s.body, scope)
+            if scope.terminated:
+                return
+        else:
+            raise self.error(s, "while loop with a compile-time condition does not terminate")
+        self._rolled_while(s, scope)
+
+    def _loop_bound(self: Lowerer, s: ast.While) -> int:
+        assert self.fn is not None
+        line = self.fn.source_lines[s.lineno - 1] if s.lineno - 1 < len(self.fn.source_lines) else ""
+        m = _BOUND_COMMENT.search(line)
+        if m:
+            return int(m.group(1))
+        if self.max_iterations is not None:
+            return self.max_iterations
+        raise self.error(
+            s,
+            "while loop with a data-dependent condition has no iteration bound",
+            "add `# dycl: max_iterations=N` at the end of the `while` line, or pass "
+            "max_iterations=N to dycl.compile (--max-iterations N on the command line)",
+        )
+
+    def _rolled_while(self: Lowerer, s: ast.While, scope: _Scope) -> None:
+        bound = self._loop_bound(s)
+        carried = self._carried(s.body, scope)
+        cond_block = Block(arg_types=[d.ANY] * len(carried))
+        body_block = Block(arg_types=[d.ANY] * len(carried))
+        mark = self._mark()
+        inits = [self.materialize(scope.env[n], s) for n in carried]
+        with self._in_block(cond_block):
+            sub = self._loop_scope(scope, carried, cond_block.args)
+            c = self.to_bool(self.expr(s.test, sub), s.test)
+            cond_block.add_op(d.ConditionOp(c))
+        sub = self._loop_scope(scope, carried, body_block.args)
+        self.loops.append(_RolledLoop(carried))
+        self.loop_depth += 1
+        try:
+            with self._in_block(body_block):
+                self._lower_body(restructure(s.body, (ast.Continue,), lambda _: []), sub)
+                if not sub.terminated:
+                    body_block.add_op(d.YieldOp(*[self.materialize(sub.env[n], s) for n in carried]))
+        except NeedsStatic:
+            self._rollback(mark)
+            raise self.unsupported(s, "a data-dependent loop whose body needs per-iteration compile-time values (module list index, growing Python list)") from None
+        finally:
+            self.loop_depth -= 1
+            self.loops.pop()
+        if sub.terminated and not any(True for _ in body_block.ops):
+            raise self.error(s, "while loop body always leaves the loop")
+        if self._escaping(s.body, scope, set()):
+            raise self.unsupported(s, "a name first assigned inside a data-dependent loop and used after it; assign it before the loop")
+        loop = self.emit(d.WhileOp(inits, bound, Region(cond_block), Region(body_block)), s)
+        for n, res in zip(carried, loop.results):
+            res.name_hint = n
+            scope.env[n] = res
+
+    # ---------------------------------------------------------- break/continue
+
+    def lower_break(self: Lowerer, s: ast.Break, scope: _Scope) -> None:
+        if not self.loops:
+            raise self.unsupported(s, "break here")
+        loop = self.loops[-1]
+        self.emit(d.BreakOp(*[self.materialize(scope.env[n], s) for n in loop.carried]), s)
+        scope.terminated = True
+
+    # ------------------------------------------------------------- helpers
+
+    def _carried(self: Lowerer, body: list[ast.stmt], scope: _Scope) -> list[str]:
+        from dycl.frontend.lowering import _assigned_names
+
+        names = sorted(n for n in _assigned_names(body) if n in scope.env)
+        for n in names:
+            v = scope.env[n]
+            if isinstance(v, (SeqVal, ModuleRef, GlobalRef)):
+                raise NeedsStatic
+        return names
+
+    def _escaping(self: Lowerer, body: list[ast.stmt], scope: _Scope, allowed: set[str]) -> bool:
+        """A name first assigned in the loop body is read after the loop."""
+        from dycl.frontend.lowering import _assigned_names
+
+        new = _assigned_names(body) - set(scope.env) - allowed
+        return bool(new & self.names_read_after(body))
+
+    def _loop_scope(self: Lowerer, scope: _Scope, carried: list[str], args: Any) -> _Scope:
+        from dycl.frontend.lowering import _Scope
+
+        sub = _Scope(env=dict(scope.env))
+        for n, a in zip(carried, args):
+            a.name_hint = n
+            sub.env[n] = a
+        return sub
+
+    def _mark(self: Lowerer) -> Operation | None:
+        return self.block.last_op
+
+    def _rollback(self: Lowerer, mark: Operation | None) -> None:
+        """Erase ops emitted into the current block after `mark` (a failed attempt)."""
+        while self.block.last_op is not None and self.block.last_op is not mark:
+            self.block.erase_op(self.block.last_op, safe_erase=False)

@@ -1,0 +1,213 @@
+"""Small models, one Python construct each, with inputs that drive every path."""
+
+import torch
+import torch.nn.functional as F
+from torch import nn
+
+
+def sign_inputs(shape=(1, 4)):
+    base = torch.linspace(-1.0, 1.0, shape[-1]).reshape(shape)
+    return [(base + 2.0,), (base - 2.0,), (base * 0.1,)]
+
+
+class Elif(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(4, 4)
+
+    def forward(self, x):
+        s = x.sum()
+        if s > 1:
+            y = self.fc(x)
+        elif s < -1:
+            y = -x
+        else:
+            y = x * 3
+        return y + 1
+
+
+class IfExpBoolOps(nn.Module):
+    def forward(self, x):
+        s = x.mean()
+        y = x * 2 if s > 0 else x - 1
+        if s > 0 and x.max() > 2.5:
+            y = y + 10
+        if not (s < -1 or x.min() > 0):
+            y = y * -1
+        return y
+
+
+class Helper(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fcs = nn.ModuleList([nn.Linear(4, 4) for _ in range(3)])
+        self.scale = 0.5
+
+    def _block(self, x, i):
+        h = self.fcs[i](x)
+        return torch.tanh(h) * self.scale, h.mean()
+
+    def forward(self, x):
+        outs = []
+        for i in range(3):
+            x, m = self._block(x, i)
+            outs.append(m)
+        return x, torch.stack(outs)
+
+
+class Gate(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(4, 4)
+
+    def forward(self, x):
+        if x.sum() > 0:
+            return self.fc(x)
+        h = torch.relu(x)
+        return h - 1
+
+
+class InlinedEarlyReturn(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.gate = Gate()
+
+    def forward(self, x):
+        return self.gate(x) * 2
+
+
+class RolledLoop(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(4, 4)
+        self.steps = 3
+
+    def forward(self, x):
+        for _ in range(self.steps):
+            x = torch.tanh(self.fc(x)) + x
+        return x
+
+
+class EnumerateZip(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.a = nn.ModuleList([nn.Linear(4, 4) for _ in range(2)])
+        self.b = nn.ModuleList([nn.Linear(4, 4) for _ in range(2)])
+        self.use = [True, False]
+
+    def forward(self, x):
+        for i, (fa, fb) in enumerate(zip(self.a, self.b)):
+            x = fa(x) if self.use[i] else fb(x)
+            if x.mean() > 0:
+                x = x * (i + 1)
+        return x
+
+
+class BreakDecode(nn.Module):
+    """Greedy decoding: a list grown per step, stop when the token is END."""
+
+    END = 0
+
+    def __init__(self):
+        super().__init__()
+        self.emb = nn.Embedding(5, 4)
+        self.cell = nn.GRUCell(4, 4)
+        self.out = nn.Linear(4, 5)
+
+    def forward(self, x):
+        h = x
+        w = torch.tensor([1])
+        seq = []
+        for _ in range(4):
+            h = self.cell(self.emb(w), h)
+            w = self.out(h).argmax(dim=1)
+            seq.append(w)
+            if w.item() == self.END:
+                break
+        return torch.cat(seq)
+
+
+class Continue(nn.Module):
+    def forward(self, x):
+        for i in range(3):
+            if x[0, i] > 0:
+                continue
+            x = x + i
+        return x
+
+
+class While(nn.Module):
+    def forward(self, x):
+        n = torch.zeros(())
+        while x.sum() < 10:  # dycl: max_iterations=64
+            x = x + 1.0
+            n = n + 1
+        return x, n
+
+
+class WhileBreak(nn.Module):
+    def forward(self, x):
+        while x.max() < 5:  # dycl: max_iterations=64
+            x = x.abs() * 1.5 + 0.1
+            if x.sum() > 3:
+                break
+        return x
+
+
+class RuntimeRange(nn.Module):
+    def forward(self, x):
+        n = int(x.abs().sum()) % 4
+        y = x
+        for _ in range(n):
+            y = y * 2
+        return y
+
+
+class Scalars(nn.Module):
+    def forward(self, x):
+        s = x.sum().item()
+        k = float(x.mean())
+        if s > 0.5:
+            return x * k
+        return x + s
+
+
+class DifferentArity(nn.Module):
+    def forward(self, x):
+        if x.sum() > 0:
+            return x, x * 2
+        return x - 1
+
+
+class TrainingAndNone(nn.Module):
+    def __init__(self, bias=None):
+        super().__init__()
+        self.bias = bias
+        self.drop = nn.Dropout(0.5)
+
+    def forward(self, x, scale=None):
+        if self.training:
+            x = self.drop(x)
+        if self.bias is not None:
+            x = x + self.bias
+        if scale is None:
+            scale = 2.0
+        return F.relu(x) * scale
+
+
+CASES = {
+    "elif": (Elif, sign_inputs()),
+    "ifexp_boolops": (IfExpBoolOps, sign_inputs() + [(torch.tensor([[3.0, 0.1, 0.1, 0.1]]),)]),
+    "helper": (Helper, sign_inputs()),
+    "inlined_early_return": (InlinedEarlyReturn, sign_inputs()),
+    "rolled_loop": (RolledLoop, sign_inputs()),
+    "enumerate_zip": (EnumerateZip, sign_inputs()),
+    "break_decode": (BreakDecode, [(torch.randn(1, 4, generator=torch.Generator().manual_seed(s)) * 3,) for s in range(12)]),
+    "continue": (Continue, sign_inputs() + [(torch.tensor([[1.0, -1.0, 1.0, 0.0]]),)]),
+    "while": (While, sign_inputs() + [(torch.full((1, 4), 20.0),)]),
+    "while_break": (WhileBreak, sign_inputs() + [(torch.full((1, 4), 0.3),), (torch.full((1, 4), 9.0),)]),
+    "runtime_range": (RuntimeRange, [(torch.full((1, 4), v),) for v in (0.1, 0.3, 0.5, 0.7)]),
+    "scalars": (Scalars, sign_inputs()),
+    "different_arity": (DifferentArity, sign_inputs()),
+    "training_none": (TrainingAndNone, sign_inputs()),
+}
