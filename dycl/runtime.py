@@ -52,7 +52,7 @@ class CompiledModel:
             raise DyclError(f"'{self.path}' is not a dycl artifact (no manifest.json)")
         self.manifest = json.loads(manifest_file.read_text())
         self.host = _import_host(self.path)
-        self.program = self.host.load(str(self.path))
+        self._program: Any = None
         self._module = module
         self.report = report
 
@@ -69,6 +69,16 @@ class CompiledModel:
             got = f"{'x'.join(map(str, x.shape))} {str(x.dtype).removeprefix('torch.')}"
             if list(x.shape) != e["shape"] or str(x.dtype).removeprefix("torch.") != e["dtype"]:
                 raise InputError(f"input {i}: expected shape/dtype {want}, got {got}")
+
+    @property
+    def program(self) -> Any:
+        """The loaded sub-DNNs and host code (loaded on first use: a CUDA artifact
+        can be built and saved on a machine without a GPU)."""
+        if self._program is None:
+            if self.manifest["target"]["kind"] == "cuda":
+                _require_cuda_runtime()
+            self._program = self.host.load(str(self.path))
+        return self._program
 
     def __call__(self, *inputs: Any) -> Any:
         self.check_inputs(inputs)
@@ -102,6 +112,13 @@ class CompiledModel:
         if out.resolve() != self.path.resolve():
             shutil.copytree(self.path, out, dirs_exist_ok=True)
         return out
+
+
+def _require_cuda_runtime() -> None:
+    import tvm
+
+    if not tvm.cuda(0).exist:
+        raise DyclError("this artifact was built for CUDA, but no CUDA GPU is available here")
 
 
 def load(path: str | Path) -> CompiledModel:

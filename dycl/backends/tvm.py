@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import hashlib
+import json
 import warnings
 from pathlib import Path
 
@@ -46,23 +48,37 @@ def _build_relax(spec: SubgraphSpec, target: Target):
     except Exception as e:
         raise BackendError(f"TVM cannot import sub-DNN {spec.name}: {str(e).splitlines()[0]}") from None
     tgt = tvm_target(target)
-    if target.kind == "cuda":
-        from tvm.s_tir import dlight as dl
+    # For cuda the default pipeline also schedules every kernel (dlight).
+    try:
+        ex = tvm.compile(mod, tgt, relax_pipeline=relax.get_default_pipeline(tgt))
+    except tvm.error.InternalError:
+        if target.kind != "cuda":
+            raise
+        # TVM 0.27's dlight Reduction rule crashes on a reduction fused with an
+        # elementwise epilogue (e.g. `x.mean() > 0`); GeneralReduction handles it.
+        ex = tvm.compile(mod, tgt, relax_pipeline=cuda_pipeline_without_reduction_rule(tgt))
+    if target.kind == "cuda" and not cuda_sources(ex):
+        raise BackendError(f"sub-DNN {spec.name}: the CUDA build produced no CUDA module")
+    return ex
 
+
+def cuda_pipeline_without_reduction_rule(tgt):
+    import tvm
+    from tvm.relax.backend.cuda import pipeline as cuda
+    from tvm.s_tir import dlight as dl
+
+    @tvm.transform.module_pass(opt_level=0)
+    def run(mod, _ctx):
         with tgt:
-            mod = relax.get_default_pipeline(tgt)(mod)
-            mod = dl.ApplyDefaultSchedule(
-                dl.gpu.Matmul(), dl.gpu.GEMV(), dl.gpu.Reduction(), dl.gpu.GeneralReduction(), dl.gpu.Fallback()
-            )(mod)
-        ex = tvm.compile(mod, tgt)
-        if not any(m.kind == "cuda" for m in ex.mod.imports) and not _has_cuda(ex):
-            raise BackendError(f"sub-DNN {spec.name}: the CUDA build produced no CUDA module")
-        return ex
-    return tvm.compile(mod, tgt, relax_pipeline=relax.get_default_pipeline(tgt))
+            legalize = [p for p in cuda.legalize_passes(tgt) if not isinstance(p, dl.ApplyDefaultSchedule)]
+            schedule = dl.ApplyDefaultSchedule(dl.gpu.Matmul(), dl.gpu.GEMV(), dl.gpu.GeneralReduction(), dl.gpu.Fallback())
+            passes = (
+                cuda.library_dispatch_passes(tgt) + legalize + [schedule]
+                + cuda.dataflow_lower_passes(tgt) + cuda.finalize_passes(tgt)
+            )
+            return tvm.transform.Sequential(passes)(mod)
 
-
-def _has_cuda(ex) -> bool:
-    return bool(cuda_sources(ex))
+    return run
 
 
 def cuda_sources(ex) -> list[str]:
@@ -77,6 +93,26 @@ def cuda_sources(ex) -> list[str]:
     return found
 
 
+def compile_cuda(source: str, arch: str, target_format: str) -> bytes:
+    """CUDA C → `ptx` or `cubin` with nvcc (no GPU needed)."""
+    import tvm
+    from tvm.support import nvcc
+
+    with tvm.target.Target({"kind": "cuda", "arch": arch}):  # nvcc.py reads the arch from here
+        return bytes(nvcc.compile_cuda(source, target_format=target_format, arch=arch, compiler="nvcc"))
+
+
+def write_cubins(ex, target: Target, out_dir: Path, name: str) -> None:
+    """Compile each CUDA module ahead of time, so the deployment machine needs no
+    CUDA compiler: the loader hands these to TVM instead of compiling at load."""
+    index = {}
+    for i, source in enumerate(cuda_sources(ex)):
+        file = f"{name}.{i}.cubin"
+        (out_dir / file).write_bytes(compile_cuda(source, target.arch or "sm_90", "cubin"))
+        index[hashlib.sha256(source.encode()).hexdigest()] = file
+    (out_dir / f"{name}.cuda.json").write_text(json.dumps(index, indent=2) + "\n")
+
+
 class TvmBackend(Backend):
     name = "tvm"
     runtime_imports = ("tvm",)
@@ -85,6 +121,8 @@ class TvmBackend(Backend):
         ex = build_relax(spec, target)
         file = f"{spec.name}.so"
         ex.export_library(str(out_dir / file))
+        if target.kind == "cuda":
+            write_cubins(ex, target, out_dir, spec.name)
         return file
 
     @staticmethod
@@ -92,10 +130,19 @@ class TvmBackend(Backend):
         return '''
 def load_tvm(path, target):
     import tvm
-    from tvm import relax
+    from tvm.runtime.vm import VirtualMachine
 
+    if target["kind"] == "cuda":
+        import ctypes
+
+        # Registers the CUDA device API; the full TVM install loads it itself, a
+        # runtime-only install (a deployment machine) does not.
+        lib = os.path.join(os.path.dirname(tvm.__file__), "lib", "libtvm_runtime_cuda.so")
+        if os.path.exists(lib):
+            ctypes.CDLL(lib)
+        _use_prebuilt_cubins(path[: -len(".so")] + ".cuda.json")
     dev = tvm.cuda(0) if target["kind"] == "cuda" else tvm.cpu(0)
-    vm = relax.VirtualMachine(tvm.runtime.load_module(path), dev)
+    vm = VirtualMachine(tvm.runtime.load_module(path), dev)
     main = vm["main"]
     from_dlpack = tvm.runtime.from_dlpack
     native = tvm.runtime.Tensor
@@ -114,4 +161,36 @@ def load_tvm(path, target):
         return list(out) if not isinstance(out, native) else [out]
 
     return run
+
+
+_CUBINS = {}
+_CUBIN_HOOK = []
+
+
+def _use_prebuilt_cubins(index_file):
+    """TVM compiles a module's CUDA source when it is loaded; answer with the cubin
+    that nvcc built at compile time instead (matched by the source's hash)."""
+    import hashlib
+    import tvm_ffi
+
+    if not os.path.exists(index_file):
+        return
+    with open(index_file) as f:
+        for digest, file in json.load(f).items():
+            with open(os.path.join(os.path.dirname(index_file), file), "rb") as b:
+                _CUBINS[digest] = b.read()
+    if _CUBIN_HOOK:
+        return
+    fallback = tvm_ffi.get_global_func("tvm_callback_cuda_compile", allow_missing=True)
+
+    def compile_with_prebuilt(code, *rest):
+        found = _CUBINS.get(hashlib.sha256(code.encode()).hexdigest())
+        if found is not None:
+            return found
+        if fallback is None:
+            raise RuntimeError("no prebuilt cubin for this CUDA module and no CUDA compiler")
+        return fallback(code, *rest)
+
+    tvm_ffi.register_global_func("tvm_callback_cuda_compile", compile_with_prebuilt, override=True)
+    _CUBIN_HOOK.append(compile_with_prebuilt)
 '''

@@ -1,0 +1,85 @@
+"""Run CUDA artifacts built by `dycl compile --target cuda` on a GPU machine.
+
+Needs only torch and the TVM runtime (no xDSL, no TVM compiler): each artifact's
+generated host.py is loaded on its own. For every artifact directory under ROOT
+holding `reference.pt` (inputs per path and CPU-eager outputs, written by
+tools/make_gpu_artifacts.py), it checks the GPU results against CPU eager and
+against eager on the GPU, and times eager, torch.compile and dycl on the GPU.
+
+    python tools/gpu_check.py ROOT
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import statistics
+import sys
+import time
+from pathlib import Path
+
+import torch
+
+
+def median_ms(fn, runs: int = 200) -> float:
+    for _ in range(20):
+        fn()
+    torch.cuda.synchronize()
+    samples = []
+    for _ in range(runs):
+        start = time.perf_counter()
+        fn()
+        torch.cuda.synchronize()
+        samples.append(time.perf_counter() - start)
+    return statistics.median(samples) * 1e3
+
+
+def max_err(a, b) -> float:
+    if isinstance(a, torch.Tensor):
+        return (a.detach().float().cpu() - b.detach().float().cpu()).abs().max().item() if a.numel() else 0.0
+    return max((max_err(x, y) for x, y in zip(a, b)), default=0.0)
+
+
+def to_torch(v):
+    if isinstance(v, (tuple, list)):
+        return type(v)(to_torch(x) for x in v)
+    return torch.from_dlpack(v) if hasattr(v, "__dlpack__") and not isinstance(v, torch.Tensor) else v
+
+
+def load_host(path: Path):
+    spec = importlib.util.spec_from_file_location(f"host_{path.name}", path / "host.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module.load(str(path))
+
+
+def main(root: str) -> int:
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "examples"))
+    print(f"device: {torch.cuda.get_device_name(0)}, torch {torch.__version__}")
+    failures = 0
+    for art in sorted(p for p in Path(root).iterdir() if (p / "reference.pt").exists()):
+        ref = torch.load(art / "reference.pt")
+        example = importlib.import_module(ref["example"])
+        model = example.make_model().cuda().eval()
+        compiled_eager = torch.compile(model)
+        program = load_host(art)
+        for name, (inputs, cpu_out) in ref["paths"].items():
+            xs = [x.cuda() for x in inputs]
+            with torch.no_grad():
+                out = to_torch(program(*xs))
+                gpu_eager = model(*xs)
+                err_cpu, err_gpu = max_err(cpu_out, out), max_err(gpu_eager, out)
+                t_eager = median_ms(lambda: model(*xs))
+                t_compile = median_ms(lambda: compiled_eager(*xs))
+                t_dycl = median_ms(lambda: program(*xs))
+            ok = err_cpu <= 1e-4 and err_gpu <= 1e-4
+            failures += not ok
+            print(
+                f"{art.name:14s} {name:8s} err vs cpu-eager {err_cpu:.1e} vs gpu-eager {err_gpu:.1e}  "
+                f"eager {t_eager:.3f} ms  torch.compile {t_compile:.3f} ms  dycl {t_dycl:.3f} ms  "
+                f"({t_eager / t_dycl:.2f}x eager, {t_compile / t_dycl:.2f}x compile) {'OK' if ok else 'MISMATCH'}"
+            )
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1]))
