@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import shutil
+import sys
 import tempfile
 import time
 import weakref
@@ -20,6 +21,7 @@ from xdsl.dialects.builtin import ModuleOp, StringAttr
 from xdsl.passes import ModulePass
 
 from dycl.backends.base import SubgraphSpec, Target, get_backend
+from dycl.diagnostics import BackendError
 from dycl.dialects import dycl as d
 from dycl.frontend.lowering import lower_module
 from dycl.fx import example_inputs, to_graph_module
@@ -39,6 +41,7 @@ class CompileReport:
     pass_seconds: dict[str, float] = field(default_factory=dict)
     frontend_seconds: float = 0.0
     backend_seconds: dict[str, float] = field(default_factory=dict)
+    fallbacks: list[str] = field(default_factory=list)
 
     @property
     def dycl_seconds(self) -> float:
@@ -101,7 +104,18 @@ def build_artifact(module: ModuleOp, model: nn.Module, inputs: Sequence[torch.Te
         be = get_backend(chosen.data if isinstance(chosen, StringAttr) else backend)
         spec = SubgraphSpec(name, to_graph_module(f, model), example_inputs(f))
         start = time.perf_counter()
-        file = be.build(spec, target, out_dir)
+        try:
+            file = be.build(spec, target, out_dir)
+        except BackendError as e:
+            if be.name == "torch":
+                raise
+            # The eager reference takes any sub-DNN: fall back, and say why.
+            note = f"{name}: {be.name} cannot compile it ({e.message}); running it with torch instead"
+            print(f"dycl: note: {note}", file=sys.stderr)
+            if report is not None:
+                report.fallbacks.append(note)
+            be = get_backend("torch")
+            file = be.build(spec, target, out_dir)
         if report is not None:
             report.backend_seconds[name] = time.perf_counter() - start
         loaders[be.name] = be.loader_source()

@@ -6,6 +6,7 @@ Each dycl tensor op maps 1:1 to an FX node; constants become literal arguments.
 from __future__ import annotations
 
 import operator
+import re
 from typing import Any
 
 import torch
@@ -62,7 +63,8 @@ def to_graph_module(fn: func.FuncOp, model: nn.Module) -> fx.GraphModule:
     owned: dict[str, Any] = {}
     env: dict[SSAValue, Any] = {}
     for i, arg in enumerate(fn.body.block.args):
-        env[arg] = graph.placeholder(f"{arg.name_hint or 'arg'}_{i}")
+        hint = re.sub(r"\W", "_", arg.name_hint or "arg").strip("_") or "arg"
+        env[arg] = graph.placeholder(f"{hint}_{i}")
     for op in fn.body.block.ops:
         match op:
             case arith.ConstantOp():

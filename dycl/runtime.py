@@ -82,7 +82,9 @@ class CompiledModel:
 
     def __call__(self, *inputs: Any) -> Any:
         self.check_inputs(inputs)
-        args = [x if x.is_contiguous() else x.contiguous() for x in inputs]
+        # Backends take dense, aligned buffers: copy strided views and views at an offset.
+        args = [x if x.is_contiguous() and not x.storage_offset() else x.clone(memory_format=torch.contiguous_format)
+                for x in inputs]
         return to_torch(self.program(*args))
 
     # ------------------------------------------------------------- inspection

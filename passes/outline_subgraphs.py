@@ -75,28 +75,53 @@ def _pack(t: Attribute, leaves: list[SSAValue], emit: Callable[[Operation], None
     return op.result
 
 
+def _is_index_structure(op: object) -> bool:
+    """Tuples/slices built on the host to index a tensor (`p[0, t]` with a run-time t)."""
+    if isinstance(op, d.MakeTupleOp) and op.is_list is None:
+        return True
+    return isinstance(op, d.CallFunctionOp) and op.target.data == "builtins.slice"
+
+
 def outline(module: ModuleOp, region_op: d.TensorRegionOp, name: str) -> func.FuncOp:
     """Tuples never cross the boundary: they are passed and returned as their leaves."""
     captured = _captured(region_op)
-    inputs = [v for v in captured if not is_static_value(v)]
-    statics = [v for v in captured if is_static_value(v)]
     parent = region_op.parent
     assert parent is not None
     host_before: list[Operation] = []
     call_args: list[SSAValue] = []
-    for v in inputs:
-        call_args.extend(_unpack(v, host_before.append))
-    body = Block(arg_types=[a.type for a in call_args])
+    body = Block()
     mapping: dict[SSAValue, SSAValue] = {}
-    args = list(body.args)
-    for v in inputs:
-        n = len(_leaf_types(v.type))
-        leaves, args = args[:n], args[n:]
-        for a in leaves:
+
+    def bring_in(v: SSAValue) -> SSAValue:
+        """The value `v` inside the sub-DNN: a copied constant, a rebuilt index
+        tuple/slice (its run-time scalars become inputs), or new inputs."""
+        if v in mapping:
+            return mapping[v]
+        owner = v.owner
+        if is_static_value(v):
+            return _clone_static(v, body, mapping)
+        if v.type == d.PYOBJ and _is_index_structure(owner):
+            assert isinstance(owner, Operation)
+            for operand in owner.operands:
+                bring_in(operand)
+            clone = owner.clone(value_mapper=mapping)
+            body.add_op(clone)
+            mapping[v] = clone.results[0]
+            return mapping[v]
+        if v.type == d.PYOBJ:
+            raise PassError("a Python object computed at run time cannot enter a sub-DNN", region_op)
+        leaves = _unpack(v, host_before.append)
+        args = []
+        for leaf in leaves:
+            a = body.insert_arg(leaf.type, len(body.args))
             a.name_hint = v.name_hint
-        mapping[v] = _pack(v.type, list(leaves), body.add_op)
-    for v in statics:
-        _clone_static(v, body, mapping)
+            args.append(a)
+        call_args.extend(leaves)
+        mapping[v] = _pack(v.type, args, body.add_op)
+        return mapping[v]
+
+    for v in captured:
+        bring_in(v)
     inner = region_op.body.block
     for op in list(inner.ops):
         if isinstance(op, d.YieldOp):

@@ -276,16 +276,14 @@ class _Inferrer:
             fn = getattr(recv, op.method.data, None)
             if fn is None:
                 raise PassError(f"{type(recv).__name__} has no method '{op.method.data}'", op)
-        unknowns = [i for i, a in enumerate(args) if isinstance(a, Unknown)]
-        unknown_kw = [k for k, a in kwargs.items() if isinstance(a, Unknown)]
-        if not unknowns and not unknown_kw:
+        if not any(_has_unknown(a) for a in (*args, *kwargs.values())):
             with self.mode:
                 return _run_torch(op, fn, args, kwargs)
         # A run-time scalar argument: the result type must not depend on its value.
         results = []
         for pick in (0, 1):
-            a2 = [_PLACEHOLDERS[a.type][pick] if isinstance(a, Unknown) else a for a in args]
-            k2 = {k: _PLACEHOLDERS[a.type][pick] if isinstance(a, Unknown) else a for k, a in kwargs.items()}
+            a2 = [_substitute(a, pick) for a in args]
+            k2 = {k: _substitute(a, pick) for k, a in kwargs.items()}
             with self.mode:
                 results.append(_run_torch(op, fn, a2, k2))
         t0, t1 = type_of_value(results[0]), type_of_value(results[1])
@@ -294,6 +292,21 @@ class _Inferrer:
         if not isinstance(results[0], torch.Tensor) and t0 in _PLACEHOLDERS:
             return Unknown(t0)
         return results[0]
+
+
+def _has_unknown(v: Any) -> bool:
+    if isinstance(v, Unknown):
+        return True
+    return isinstance(v, (tuple, list)) and any(_has_unknown(x) for x in v)
+
+
+def _substitute(v: Any, pick: int) -> Any:
+    """Unknown scalars (also inside index tuples) → one of two stand-in values."""
+    if isinstance(v, Unknown):
+        return _PLACEHOLDERS[v.type][pick]
+    if isinstance(v, (tuple, list)):
+        return type(v)(_substitute(x, pick) for x in v)
+    return v
 
 
 def arith_constant_value(op: arith.ConstantOp) -> int | float | bool:

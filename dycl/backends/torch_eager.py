@@ -45,7 +45,8 @@ def load_torch(path, target):
     def run(*args):
         with torch.no_grad():
             out = module(*[convert(a) for a in args])
-        return list(out)
+        # Views at an offset (e.g. `p[0, i]`) are copied: other runtimes need aligned data.
+        return [o.clone() if isinstance(o, torch.Tensor) and o.storage_offset() else o for o in out]
 
     return run
 '''

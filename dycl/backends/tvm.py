@@ -154,7 +154,10 @@ def load_tvm(path, target):
             import numpy
 
             return tvm.runtime.tensor(numpy.array(a, dtype="float32" if isinstance(a, float) else None), dev)
-        return from_dlpack(a)
+        try:
+            return from_dlpack(a)
+        except RuntimeError:  # TVM needs 64-byte aligned data; a view at an offset is not
+            return from_dlpack(a.clone())
 
     def run(*args):
         out = main(*[convert(a) for a in args])

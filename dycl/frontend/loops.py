@@ -103,7 +103,7 @@ class LoopLowering:
         if isinstance(it, SeqVal):
             return list(it.items)
         if isinstance(it, ModuleRef) and isinstance(it.module, (nn.Sequential, nn.ModuleList)):
-            return [it.child(n) for n, _ in it.module.named_children()]
+            return list(it.members())
         if isinstance(it, ModuleRef) and isinstance(it.module, nn.ModuleDict):
             return [Static(k) for k in it.module.keys()]
         return None

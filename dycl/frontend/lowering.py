@@ -41,6 +41,7 @@ from dycl.frontend.loops import LoopLowering, NeedsStatic, RuntimeRange, _Contin
 from dycl.types import tensor_type_of
 from dycl.frontend.values import (
     GlobalRef,
+    IndexedModule,
     MethodRef,
     ModuleRef,
     SeqVal,
@@ -106,7 +107,6 @@ UNSUPPORTED_EXPRS: dict[type[ast.expr], str] = {
     ast.SetComp: "set comprehension",
     ast.DictComp: "dict comprehension",
     ast.Set: "set literal",
-    ast.JoinedStr: "f-string",
     ast.NamedExpr: "assignment expression (:=)",
     ast.Starred: "starred expression",
 }
@@ -550,6 +550,8 @@ class Lowerer(LoopLowering):
                 return SeqVal([self.expr(x, scope) for x in elts], is_list=True)
             case ast.Dict():
                 raise self.unsupported(e, "dict literal")
+            case ast.JoinedStr():
+                return self._fstring(e, scope)
             case ast.BinOp(left=left, op=op, right=right):
                 return self._binop(op, self.expr(left, scope), self.expr(right, scope), e)
             case ast.UnaryOp(op=op, operand=operand):
@@ -568,6 +570,24 @@ class Lowerer(LoopLowering):
                 return self._index(e, scope)
             case _:
                 raise self.unsupported(e, type(e).__name__)
+
+    def _fstring(self, e: ast.JoinedStr, scope: _Scope) -> Value:
+        """An f-string over compile-time values (e.g. building a submodule name)."""
+        parts: list[str] = []
+        for v in e.values:
+            if isinstance(v, ast.Constant):
+                parts.append(str(v.value))
+                continue
+            assert isinstance(v, ast.FormattedValue)
+            x = self.expr(v.value, scope)
+            if not isinstance(x, Static):
+                if self.loop_depth:
+                    raise NeedsStatic
+                raise self.unsupported(e, "f-string over a run-time value")
+            spec = self.expr(v.format_spec, scope) if v.format_spec is not None else Static("")
+            conv = {115: str, 114: repr, 97: ascii}.get(v.conversion, lambda y: y)
+            parts.append(format(conv(x.value), spec.value))  # type: ignore[union-attr]
+        return Static("".join(parts))
 
     def _name(self, name: str, node: ast.AST, scope: _Scope) -> Value:
         if name in scope.env:
@@ -645,6 +665,10 @@ class Lowerer(LoopLowering):
                 raise self.error(node, f"constant expression fails: {ex}") from None
         if isinstance(a, SeqVal) and isinstance(b, SeqVal) and name == "add":
             return SeqVal(a.items + b.items, a.is_list)
+        if name == "mul" and isinstance(a, SeqVal) and isinstance(b, Static) and isinstance(b.value, int):
+            return SeqVal(a.items * b.value, a.is_list)
+        if name == "mul" and isinstance(b, SeqVal) and isinstance(a, Static) and isinstance(a.value, int):
+            return SeqVal(b.items * a.value, b.is_list)
         return self.call_function(f"_operator.{name}", [a, b], {}, node)
 
     def _unary(self, op: ast.unaryop, operand: ast.expr, scope: _Scope, node: ast.AST) -> Value:
@@ -762,19 +786,25 @@ class Lowerer(LoopLowering):
 
     def _subscript(self, base: Value, index: Value, node: ast.AST) -> Value:
         if isinstance(base, ModuleRef):
+            m = base.module
             if not isinstance(index, Static):
                 if self.loop_depth:
                     raise NeedsStatic
+                if isinstance(m, (nn.Sequential, nn.ModuleList)) and isinstance(index, SSAValue):
+                    return IndexedModule(base, index)
                 raise self.error(node, "indexing a module container needs a compile-time index")
-            m = base.module
             if isinstance(m, nn.ModuleDict):
-                return base.child(index.value)
+                if index.value not in m._modules:
+                    raise self.error(node, f"'{base.path}' has no key {index.value!r}")
+                return base.member(index.value)
             if isinstance(m, (nn.Sequential, nn.ModuleList)):
-                names = [n for n, _ in m.named_children()]
-                sel = names[index.value]
-                if isinstance(sel, list):
+                keys = list(m._modules)
+                if isinstance(index.value, slice):
                     raise self.unsupported(node, "slicing a module container")
-                return base.child(sel)
+                try:
+                    return base.member(keys[index.value])
+                except (IndexError, TypeError):
+                    raise self.error(node, f"index {index.value!r} out of range for '{base.path}' ({len(keys)} modules)") from None
             raise self.error(node, f"module '{base.path}' is not indexable")
         if isinstance(base, Static) and isinstance(index, Static):
             try:
@@ -804,6 +834,8 @@ class Lowerer(LoopLowering):
         kwargs = {k.arg: self.expr(k.value, scope) for k in e.keywords if k.arg is not None}
         if isinstance(fn, ModuleRef):
             return self._call_module(fn, args, kwargs, e)
+        if isinstance(fn, IndexedModule):
+            return self._call_indexed(fn, args, kwargs, e, scope)
         if isinstance(fn, MethodRef):
             return self._call_method(fn, args, kwargs, e)
         if isinstance(fn, GlobalRef):
@@ -815,8 +847,9 @@ class Lowerer(LoopLowering):
             if kwargs or len(args) != 1:
                 raise self.error(node, "nn.Sequential takes exactly one positional input")
             v = args[0]
-            for name, _ in m.module.named_children():
-                v = self._call_module(m.child(name), [v], {}, node)
+            for name, child in m.module._modules.items():
+                if child is not None:
+                    v = self._call_module(m.child(name), [v], {}, node)
             return v
         if isinstance(m.module, (nn.ModuleList, nn.ModuleDict)):
             raise self.error(node, f"'{m.path}' is a {type(m.module).__name__}, which is not callable")
@@ -827,6 +860,41 @@ class Lowerer(LoopLowering):
             raise self.unsupported(node, f"module '{m.path}' with a custom __call__ or hooks")
         return self._inline(type(m.module).forward, m, args, kwargs, node)
 
+    def _call_indexed(self, fn: IndexedModule, args: list[Value], kwargs: dict[str, Value], node: ast.Call, scope: _Scope) -> Value:
+        """`self.experts[i](x)` with a run-time `i`: an if-chain over the children."""
+        members = fn.container.members()
+        n = len(members)
+
+        def pick(k: int, sub: _Scope) -> None:
+            if k == n - 1:
+                m = members[k]
+                if not isinstance(m, ModuleRef):
+                    raise self.error(node, "calling a None entry of a module list")
+                sub.env["$v"] = self._call_module(m, args, kwargs, node)
+                return
+            hit = self._compare_index(fn.index, k, n, node)
+            inner = _Scope(env=dict(sub.env))
+            self._branch(hit, [], [], inner, node,
+                         then_fn=lambda s2: pick_last(k, s2), else_fn=lambda s2: pick(k + 1, s2))
+            sub.env["$v"] = inner.env["$v"]
+
+        def pick_last(k: int, sub: _Scope) -> None:
+            m = members[k]
+            if not isinstance(m, ModuleRef):
+                raise self.error(node, "calling a None entry of a module list")
+            sub.env["$v"] = self._call_module(m, args, kwargs, node)
+
+        outer = _Scope(env=dict(scope.env))
+        outer.env["$v"] = Static(None)
+        pick(0, outer)
+        return outer.env["$v"]
+
+    def _compare_index(self, index: SSAValue, k: int, n: int, node: ast.AST) -> SSAValue:
+        """`index == k or index == k - n` (Python's negative indices)."""
+        eq = self.call_function("_operator.eq", [index, Static(k)], {}, node)
+        neg = self.call_function("_operator.eq", [index, Static(k - n)], {}, node)
+        return self.emit(arith.OrIOp(self.to_bool(eq, node), self.to_bool(neg, node)), node).results[0]
+
     def _call_method(self, mref: MethodRef, args: list[Value], kwargs: dict[str, Value], node: ast.Call) -> Value:
         recv = mref.receiver
         if isinstance(recv, ModuleRef):
@@ -834,8 +902,11 @@ class Lowerer(LoopLowering):
                 return self._call_module(recv, args, kwargs, node)
             return self._inline(getattr(type(recv.module), mref.name), recv, args, kwargs, node)
         if isinstance(recv, Static):
-            if all(isinstance(a, Static) for a in args):
-                return Static(getattr(recv.value, mref.name)(*(a.value for a in args)))  # type: ignore[union-attr]
+            if all(isinstance(a, Static) for a in args) and all(isinstance(v, Static) for v in kwargs.values()):
+                return Static(getattr(recv.value, mref.name)(
+                    *(a.value for a in args), **{k: v.value for k, v in kwargs.items()}))  # type: ignore[union-attr]
+            if self.loop_depth:
+                raise NeedsStatic
             raise self.error(node, f"method '{mref.name}' of a Python constant with run-time arguments")
         if mref.name == "item" and not args:
             return self._item(recv, node, d.ANY)
@@ -875,6 +946,17 @@ class Lowerer(LoopLowering):
                 assert isinstance(start, Static)
                 return SeqVal([SeqVal([Static(i + start.value), x]) for i, x in enumerate(seqs[0])])
             return SeqVal([SeqVal(list(t)) for t in zip(*seqs)])
+        if obj in (getattr, hasattr) and len(args) >= 2 and isinstance(args[1], Static):
+            target, name = args[0], args[1].value
+            if obj is hasattr:
+                if isinstance(target, ModuleRef):
+                    return Static(hasattr(target.module, name))
+            elif isinstance(target, (ModuleRef, GlobalRef)):
+                return self._attribute(target, name, node)
+        if obj in (getattr, hasattr) and len(args) >= 2 and isinstance(args[0], ModuleRef):
+            if self.loop_depth:
+                raise NeedsStatic
+            raise self.error(node, f"{obj.__name__}() on a module needs a compile-time attribute name")
         if obj is isinstance:
             (v, cls) = args
             if isinstance(v, SSAValue) and isinstance(cls, GlobalRef):
@@ -900,7 +982,7 @@ class Lowerer(LoopLowering):
         if isinstance(v, Static) and isinstance(v.value, (range, list, tuple)):
             return [Static(x) for x in v.value]
         if isinstance(v, ModuleRef) and isinstance(v.module, (nn.ModuleList, nn.Sequential)):
-            return [v.child(n) for n, _ in v.module.named_children()]
+            return list(v.members())
         raise self.unsupported(node, "enumerate/zip over a run-time value")
 
     # ---------------------------------------------------------------- inlining

@@ -32,6 +32,24 @@ class ModuleRef:
     def child(self, name: str) -> ModuleRef:
         return ModuleRef(f"{self.path}.{name}" if self.path else name, getattr(self.module, name))
 
+    def member(self, name: str) -> ModuleRef | Static:
+        """A registered child; `None` entries (e.g. of a ModuleList) stay `None`."""
+        if self.module._modules[name] is None:
+            return Static(None)
+        return self.child(name)
+
+    def members(self) -> list[ModuleRef | Static]:
+        """The children in order, `None` entries included (what iteration yields)."""
+        return [self.member(k) for k in self.module._modules]
+
+
+@dataclass(frozen=True)
+class IndexedModule:
+    """`container[i]` with `i` known only at run time: a call picks the child."""
+
+    container: ModuleRef
+    index: SSAValue
+
 
 @dataclass(frozen=True)
 class GlobalRef:
@@ -57,7 +75,7 @@ class SeqVal:
     is_list: bool = False
 
 
-Value = SSAValue | Static | ModuleRef | GlobalRef | MethodRef | SeqVal
+Value = SSAValue | Static | ModuleRef | GlobalRef | MethodRef | SeqVal | IndexedModule
 
 CONTAINER_MODULES = (nn.Sequential, nn.ModuleList, nn.ModuleDict)
 
