@@ -11,8 +11,13 @@ from dycl.demo import max_abs_error
 pytestmark = pytest.mark.slow
 
 
-@pytest.mark.parametrize("name", ["early_exit"])
-@pytest.mark.parametrize("backend", ["tvm", "torch"])
+ZOO = ["early_exit", "shallow_deep", "skipnet", "skipnet_rnn", "blockdrop", "captioner", "router"]
+
+
+@pytest.mark.parametrize(
+    "name,backend",
+    [(name, "tvm") for name in ZOO] + [("early_exit", "torch"), ("skipnet_rnn", "torch")],
+)
 def test_example_matches_eager(name, backend):
     mod = importlib.import_module(name)
     model = mod.make_model()
