@@ -14,7 +14,7 @@ objects (None, strings, dtypes) have type `!dycl.pyobj`.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Sequence, Set as AbstractSet
 from typing import ClassVar
 
 from xdsl.dialects.builtin import (
@@ -66,8 +66,12 @@ from xdsl.irdl import (
 )
 from xdsl.parser import AttrParser, Parser, UnresolvedOperand
 from xdsl.printer import Printer
+from xdsl.pattern_rewriter import RewritePattern
 from xdsl.traits import (
+    EffectInstance,
+    HasCanonicalizationPatternsTrait,
     HasParent,
+    MemoryEffect,
     IsTerminator,
     NoTerminator,
     Pure,
@@ -162,6 +166,36 @@ def types_accept(expected: Sequence[Attribute], got: Sequence[Attribute]) -> boo
 
 # ---------------------------------------------------------------- helpers for ops
 
+_IMPURE_FUNCTIONS = {"torch.manual_seed", "torch.seed", "builtins.print", "builtins.input"}
+
+
+class _CallEffects(MemoryEffect):
+    """Calls are pure (models are compiled in eval mode), except in-place methods
+    (`x.add_()`) and a few functions with global effects: those are kept by dce."""
+
+    @classmethod
+    def get_effects(cls, op: Operation) -> AbstractSet[EffectInstance] | None:
+        name = ""
+        if isinstance(op, CallMethodOp):
+            name = op.method.data
+        elif isinstance(op, CallFunctionOp):
+            name = op.target.data
+            if name in _IMPURE_FUNCTIONS:
+                return None
+        if name.endswith("_") and not name.endswith("__"):
+            return None
+        return set()
+
+
+class _Canonicalization(HasCanonicalizationPatternsTrait):
+    """Folding patterns (shared with constant-propagation) for upstream `canonicalize`."""
+
+    @classmethod
+    def get_canonicalization_patterns(cls) -> tuple[RewritePattern, ...]:
+        from dycl.passes.constant_propagation import canonicalization_patterns
+
+        return canonicalization_patterns()
+
 
 def _check_kwargs(op: IRDLOperation, n_args: int) -> None:
     kwargs = op.properties.get("kwargs")
@@ -191,6 +225,7 @@ class _CallOpBase(IRDLOperation):
     kwargs = opt_prop_def(ArrayAttr[StringAttr])
     result = result_def()
     irdl_options = (ParsePropInAttrDict(),)
+    traits = traits_def(_CallEffects(), _Canonicalization())
 
     def positional_and_keyword(self) -> tuple[list[SSAValue], dict[str, SSAValue]]:
         names = [k.data for k in self.kwargs.data] if self.kwargs else []
@@ -544,6 +579,7 @@ class ToBoolOp(IRDLOperation):
     name = "dycl.to_bool"
     input = operand_def()
     result = result_def(i1)
+    traits = traits_def(Pure(), _Canonicalization())
 
     assembly_format = "$input attr-dict `:` type($input)"
 
@@ -575,6 +611,7 @@ class ItemOp(IRDLOperation):
     name = "dycl.item"
     input = operand_def()
     result = result_def()
+    traits = traits_def(Pure())
 
     assembly_format = "$input attr-dict `:` type($input) `->` type($result)"
 
@@ -657,6 +694,7 @@ class IfOp(IRDLOperation):
     output = var_result_def()
     then_region = region_def()
     else_region = region_def()
+    traits = traits_def(_Canonicalization())
 
     def __init__(
         self,

@@ -219,6 +219,10 @@ def _drop(op: Operation, rewriter: PatternRewriter) -> None:
             rewriter.erase(op, safe_erase=False)
 
 
+def canonicalization_patterns() -> tuple[RewritePattern, ...]:
+    return (FoldPureCall(), FoldShapeQuery(), FoldToBool(), FoldBoolArith(), FoldConstantIf())
+
+
 @dataclass(frozen=True)
 class ConstantPropagationPass(ModulePass):
     """Folds compile-time values and the branches they decide.
@@ -236,8 +240,6 @@ class ConstantPropagationPass(ModulePass):
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         PatternRewriteWalker(
-            GreedyRewritePatternApplier(
-                [FoldPureCall(), FoldShapeQuery(), FoldToBool(), FoldBoolArith(), FoldConstantIf()]
-            ),
+            GreedyRewritePatternApplier(list(canonicalization_patterns())),
             apply_recursively=True,
         ).rewrite_module(op)

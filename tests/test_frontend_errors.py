@@ -23,7 +23,9 @@ CASES = {
     "mutate_param": ("self.fc.weight = None\nreturn x", "assignment to a module attribute"),
     "setitem": ("x[0] = 1.0\nreturn x", "item assignment"),
     "raise": ("raise ValueError('no')", "raise statement"),
-    "while": ("while x.sum() > 0:\n    x = x - 1\nreturn x", "while loop"),
+    "unbounded_while": ("while x.sum() > 0:\n    x = x - 1\nreturn x", "has no iteration bound"),
+    "inplace": ("x.add_(1.0)\nreturn x", "in-place tensor method 'add_'"),
+    "runtime_fstring": ("n = int(x.sum())\nreturn getattr(self, f'fc{n}')(x)", "f-string over a run-time value"),
 }
 
 

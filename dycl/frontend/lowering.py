@@ -910,6 +910,8 @@ class Lowerer(LoopLowering):
             raise self.error(node, f"method '{mref.name}' of a Python constant with run-time arguments")
         if mref.name == "item" and not args:
             return self._item(recv, node, d.ANY)
+        if mref.name.endswith("_") and not mref.name.endswith("__"):
+            raise self.unsupported(node, f"in-place tensor method '{mref.name}' (in-place mutation); use '{mref.name[:-1]}'")
         ops = [self.materialize(recv, node)] + [self.materialize(a, node) for a in args]
         ops += [self.materialize(v, node) for v in kwargs.values()]
         return self.emit(d.CallMethodOp(mref.name, ops, list(kwargs)), node).results[0]
