@@ -102,7 +102,8 @@ def print_timing(report: Any) -> None:
     for name, s in report.pass_seconds.items():
         print(f"  {name:<22}{s * 1e3:9.1f} ms")
     backend = report.total_backend_seconds
-    print(f"  backend (all sub-DNNs){backend * 1e3:9.1f} ms")
+    print(f"  backend (all sub-DNNs){backend * 1e3:9.1f} ms  ({report.cache_hits} from the build cache, "
+          f"{report.deduplicated} identical to another sub-DNN)")
     if backend:
         print(f"  dycl's own share: {100 * report.dycl_seconds / backend:.2f}% of backend compile time")
 

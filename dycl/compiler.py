@@ -21,6 +21,7 @@ from xdsl.dialects.builtin import ModuleOp, StringAttr
 from xdsl.passes import ModulePass
 
 from dycl.backends.base import SubgraphSpec, Target, get_backend
+from dycl.build_cache import BuildCache
 from dycl.diagnostics import BackendError
 from dycl.dialects import dycl as d
 from dycl.frontend.lowering import lower_module
@@ -44,6 +45,8 @@ class CompileReport:
     import_seconds: float = 0.0
     backend_seconds: dict[str, float] = field(default_factory=dict)
     fallbacks: list[str] = field(default_factory=list)
+    cache_hits: int = 0  # sub-DNNs taken from the disk cache
+    deduplicated: int = 0  # sub-DNNs identical to one built earlier in the same compile
 
     @property
     def dycl_seconds(self) -> float:
@@ -101,6 +104,7 @@ def lower_and_optimize(model: nn.Module, inputs: Sequence[torch.Tensor], pipelin
 def build_artifact(module: ModuleOp, model: nn.Module, inputs: Sequence[torch.Tensor], out_dir: Path,
                    target: Target, backend: str, report: CompileReport | None = None) -> None:
     out_dir.mkdir(parents=True, exist_ok=True)
+    cache = BuildCache()
     subgraphs: dict[str, Any] = {}
     loaders: dict[str, str] = {}
     for f in module.ops:
@@ -112,7 +116,7 @@ def build_artifact(module: ModuleOp, model: nn.Module, inputs: Sequence[torch.Te
         spec = SubgraphSpec(name, to_graph_module(f, model), example_inputs(f))
         start = time.perf_counter()
         try:
-            file = be.build(spec, target, out_dir)
+            file = cache.build(be, spec, f, model, target, out_dir)
         except BackendError as e:
             if be.name == "torch":
                 raise
@@ -122,7 +126,7 @@ def build_artifact(module: ModuleOp, model: nn.Module, inputs: Sequence[torch.Te
             if report is not None:
                 report.fallbacks.append(note)
             be = get_backend("torch")
-            file = be.build(spec, target, out_dir)
+            file = cache.build(be, spec, f, model, target, out_dir)
         if report is not None:
             report.backend_seconds[name] = time.perf_counter() - start
         loaders[be.name] = be.loader_source()
@@ -132,6 +136,8 @@ def build_artifact(module: ModuleOp, model: nn.Module, inputs: Sequence[torch.Te
             "inputs": [str(t) for t in f.function_type.inputs.data],
             "outputs": [str(t) for t in f.function_type.outputs.data],
         }
+    if report is not None:
+        report.cache_hits, report.deduplicated = cache.hits, cache.deduplicated
     host = emit_host_python(module, loaders, type(model).__name__)
     (out_dir / "host.py").write_text(host)
     (out_dir / "module.mlir").write_text(module_text(module))

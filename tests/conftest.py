@@ -23,3 +23,18 @@ def branchy_compiled(branchy, tmp_path_factory):
     model = branchy.make_model()
     out = tmp_path_factory.mktemp("branchy")
     return model, dycl.compile(model, branchy.example_inputs(), target="llvm", backend="tvm", out_dir=out)
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _hermetic_build_cache(tmp_path_factory):
+    """Tests share one build cache of their own, not the user's ~/.cache/dycl."""
+    import os
+
+    path = tmp_path_factory.mktemp("dycl-cache")
+    old = os.environ.get("DYCL_CACHE_DIR")
+    os.environ["DYCL_CACHE_DIR"] = str(path)
+    yield
+    if old is None:
+        os.environ.pop("DYCL_CACHE_DIR", None)
+    else:
+        os.environ["DYCL_CACHE_DIR"] = old

@@ -1,0 +1,137 @@
+"""Building sub-DNNs once: in-process dedup of identical sub-DNNs and a disk cache.
+
+A build is keyed by the sub-DNN's IR (its name and source locations left out),
+the content of every weight it uses, the backend, the target and the versions of
+the tools involved, so a rebuilt model with new weights never hits a stale entry.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import shutil
+from importlib.metadata import version
+from pathlib import Path
+
+import torch
+from torch import nn
+from xdsl.dialects import func
+from xdsl.dialects.builtin import StringAttr
+
+from dycl.backends.base import Backend, SubgraphSpec, Target
+from dycl.dialects import dycl as d
+from dycl.printing import module_text
+
+_VERSIONS = None
+
+
+def _versions() -> str:
+    global _VERSIONS
+    if _VERSIONS is None:
+        _VERSIONS = ",".join(f"{p}={version(p)}" for p in ("dycl", "torch", "apache-tvm", "onnxruntime", "xdsl"))
+    return _VERSIONS
+
+
+def cache_dir() -> Path | None:
+    """`$DYCL_CACHE_DIR`, else ~/.cache/dycl; `DYCL_CACHE_DIR=off` disables it."""
+    env = os.environ.get("DYCL_CACHE_DIR")
+    if env == "off":
+        return None
+    return Path(env) if env else Path.home() / ".cache" / "dycl"
+
+
+def _weights_digest(fn: func.FuncOp, model: nn.Module, h: "hashlib._Hash") -> None:
+    for op in fn.walk():
+        tensors: list[torch.Tensor] = []
+        if isinstance(op, d.CallModuleOp):
+            tensors = list(model.get_submodule(op.path.data).state_dict().values())
+        elif isinstance(op, d.ParamOp):
+            try:
+                tensors = [model.get_parameter(op.path.data)]
+            except AttributeError:
+                tensors = [model.get_buffer(op.path.data)]
+        for t in tensors:
+            h.update(str((t.dtype, tuple(t.shape))).encode())
+            if t.numel():
+                h.update(t.detach().contiguous().cpu().reshape(-1).view(torch.uint8).numpy().tobytes())
+
+
+def structural_key(fn: func.FuncOp, model: nn.Module, backend: str, target: Target) -> str:
+    clone = fn.clone()
+    clone.sym_name = StringAttr("sub")  # names and SSA name hints do not matter
+    for op in clone.walk():
+        for v in op.results:
+            v.name_hint = None
+        for region in op.regions:
+            for block in region.blocks:
+                for a in block.args:
+                    a.name_hint = None
+    for a in list(clone.attributes):
+        if a != d.SUBGRAPH_ATTR:
+            del clone.attributes[a]
+    h = hashlib.sha256()
+    h.update(module_text(clone).encode())
+    h.update(json.dumps([backend, target.to_json(), _versions()]).encode())
+    _weights_digest(fn, model, h)
+    return h.hexdigest()
+
+
+class BuildCache:
+    """Builds each distinct sub-DNN once per compile, and once per machine."""
+
+    def __init__(self) -> None:
+        self.built: dict[str, tuple[Path, str]] = {}  # key → (dir, file) built this compile
+        self.hits = 0
+        self.deduplicated = 0
+
+    def build(self, backend: Backend, spec: SubgraphSpec, fn: func.FuncOp, model: nn.Module,
+              target: Target, out_dir: Path) -> str:
+        key = structural_key(fn, model, backend.name, target)
+        if key in self.built:
+            self.deduplicated += 1
+            src_dir, file = self.built[key]
+            return self._copy(src_dir, file, out_dir, spec.name)
+        root = cache_dir()
+        entry = root / "builds" / key if root is not None else None
+        if entry is not None and (entry / "done").exists():
+            self.hits += 1
+            file = (entry / "done").read_text().strip()
+            self.built[key] = (entry, file)
+            return self._copy(entry, file, out_dir, spec.name)
+        file = backend.build(spec, target, out_dir)
+        self.built[key] = (out_dir, file)
+        if entry is not None:
+            self._store(out_dir, file, entry)
+        return file
+
+    @staticmethod
+    def _artifact_files(directory: Path, file: str) -> list[Path]:
+        """The main file and its companions (`sub_0.so`, `sub_0.0.cubin`, `sub_0.cuda.json`)."""
+        stem = file.split(".", 1)[0]
+        return [p for p in directory.iterdir() if p.name == file or p.name.startswith(stem + ".")]
+
+    def _copy(self, src_dir: Path, file: str, out_dir: Path, name: str) -> str:
+        stem = file.split(".", 1)[0]
+        for p in self._artifact_files(src_dir, file):
+            target = out_dir / (name + p.name[len(stem):])
+            if p.resolve() == target.resolve():
+                continue
+            if p.name.endswith(".cuda.json"):  # an index naming its companion files
+                index = json.loads(p.read_text())
+                index = {k: name + v[len(stem):] for k, v in index.items()}
+                target.write_text(json.dumps(index, indent=2) + "\n")
+            else:
+                shutil.copyfile(p, target)
+        return name + file[len(stem):]
+
+    def _store(self, out_dir: Path, file: str, entry: Path) -> None:
+        tmp = entry.with_name(entry.name + f".tmp{os.getpid()}")
+        try:
+            tmp.mkdir(parents=True, exist_ok=True)
+            for p in self._artifact_files(out_dir, file):
+                shutil.copyfile(p, tmp / p.name)
+            (tmp / "done").write_text(file + "\n")
+            tmp.rename(entry)
+        except OSError:
+            shutil.rmtree(tmp, ignore_errors=True)  # a cache is best effort; another process may have won
