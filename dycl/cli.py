@@ -87,7 +87,13 @@ def cmd_compile(args: argparse.Namespace) -> None:
     else:
         module = lower_and_optimize(model, inputs, args.pipeline, report, args.model)
     out = Path(args.output)
-    build_artifact(module, model, inputs, out, target, args.backend, report)
+    backend = args.backend
+    if backend == "fastest":
+        from dycl.compiler import choose_fastest_backends
+
+        choose_fastest_backends(module, target, report)
+        backend = "torch"  # every sub-DNN now names its own
+    build_artifact(module, model, inputs, out, target, backend, report)
     from dycl.hcfg import Hcfg
 
     print(Hcfg.from_module(module).summary())
@@ -180,7 +186,7 @@ def build_parser() -> argparse.ArgumentParser:
     model_args(sp)
     sp.add_argument("--target", default="llvm", choices=["llvm", "cuda"])
     sp.add_argument("--arch", help="CUDA arch, e.g. sm_90")
-    sp.add_argument("--backend", default="tvm")
+    sp.add_argument("--backend", default="tvm", help="tvm, onnxruntime, torch, or fastest (measured per sub-DNN)")
     sp.add_argument("--pipeline", default="dycl-default")
     sp.add_argument("--dump-ir-after", metavar="PASS", help="print IR after PASS (or 'all') to stderr")
     sp.add_argument("--time-passes", action="store_true", help="report time per pass and backend")

@@ -36,6 +36,7 @@ PASSES: dict[str, Callable[[], type[ModulePass]]] = {
     "extract-hcfg": _pass("extract_hcfg", "ExtractHcfgPass"),
     "hoist-computation-free": _pass("hoist_computation_free", "HoistComputationFreePass"),
     "outline-subgraphs": _pass("outline_subgraphs", "OutlineSubgraphsPass"),
+    "assign-backends": _pass("assign_backends", "AssignBackendsPass"),
     "dycl-default": _pass("pipelines", "DyclDefaultPipelinePass"),
     "dycl-no-hoist": _pass("pipelines", "DyclNoHoistPipelinePass"),
 }

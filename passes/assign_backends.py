@@ -1,0 +1,129 @@
+"""assign-backends: choose the DL compiler of every sub-DNN ("bring your own codegen")."""
+
+from __future__ import annotations
+
+import json
+import os
+import statistics
+import tempfile
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from xdsl.context import Context
+from xdsl.dialects import func
+from xdsl.dialects.builtin import DictionaryAttr, FloatAttr, ModuleOp, StringAttr, f64
+from xdsl.passes import ModulePass
+
+from dycl.backends.base import SubgraphSpec, Target, backend_names, get_backend
+from dycl.build_cache import BuildCache, cache_dir, structural_key
+from dycl.diagnostics import BackendError, PassError
+from dycl.dialects import dycl as d
+from dycl.models import model_of
+
+TIMINGS_ATTR = "dycl.timings"
+
+
+def load_built(backend: str, directory: Path, file: str, target: Target) -> Any:
+    """The callable of a built sub-DNN, through the same loader the host program uses."""
+    namespace: dict[str, Any] = {"os": os, "json": json}
+    exec(get_backend(backend).loader_source(), namespace)  # noqa: S102 (our own loader source)
+    return namespace[f"load_{backend}"](str(directory / file), target.to_json())
+
+
+def median_seconds(run: Any, inputs: list[Any], runs: int) -> float:
+    for _ in range(max(3, runs // 10)):
+        run(*inputs)
+    samples = []
+    for _ in range(runs):
+        start = time.perf_counter()
+        out = run(*inputs)
+        if out and hasattr(out[0], "numpy"):
+            out[0].numpy()  # wait for the result, as the host would
+        samples.append(time.perf_counter() - start)
+    return statistics.median(samples)
+
+
+@dataclass(frozen=True)
+class AssignBackendsPass(ModulePass):
+    """Annotates every sub-DNN function with `dycl.backend`.
+
+    Expects: the output of outline-subgraphs. With `policy=fixed` every sub-DNN
+    gets `backend`. With `policy=fastest` each sub-DNN is built by every backend in
+    `candidates` and run on inputs of its real shapes (`runs` timed calls, median);
+    the fastest wins, and `dycl.timings` records the medians in seconds. Builds go
+    through the build cache (so the final build reuses them) and measurements are
+    cached on disk under the same key. A candidate that cannot build the sub-DNN
+    is skipped. Measuring needs the target's device: `fastest` is for llvm here.
+
+    Options: `policy` (fixed|fastest), `backend`, `candidates` (comma-separated),
+    `target` (llvm|cuda), `arch`, `runs`, `model` (as for shape-inference).
+    """
+
+    name = "assign-backends"
+
+    policy: str = "fixed"
+    backend: str = "tvm"
+    candidates: str = "tvm,onnxruntime,torch"
+    target: str = "llvm"
+    arch: str = ""
+    runs: int = 30
+    model: str | None = None
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        subs = [f for f in op.ops if isinstance(f, func.FuncOp) and d.SUBGRAPH_ATTR in f.attributes]
+        if self.policy == "fixed":
+            get_backend(self.backend)
+            for f in subs:
+                f.attributes[d.BACKEND_ATTR] = StringAttr(self.backend)
+            return
+        if self.policy != "fastest":
+            raise PassError(f"assign-backends: unknown policy '{self.policy}' (fixed or fastest)")
+        target = Target.parse(self.target, self.arch or None)
+        if target.kind != "llvm":
+            raise PassError("assign-backends{policy=fastest} measures on this machine: use target=llvm")
+        names = [c for c in self.candidates.split(",") if c]
+        unknown = set(names) - set(backend_names())
+        if unknown:
+            raise PassError(f"assign-backends: unknown backends {sorted(unknown)}")
+        model = model_of(op, self.model)
+        cache = BuildCache()
+        with tempfile.TemporaryDirectory(prefix="dycl-measure-") as tmp:
+            for f in subs:
+                timings = self._measure(f, model, names, target, cache, Path(tmp))
+                if not timings:
+                    raise PassError(f"no backend could build sub-DNN @{f.sym_name.data}", f)
+                best = min(timings, key=timings.__getitem__)
+                f.attributes[d.BACKEND_ATTR] = StringAttr(best)
+                f.attributes[TIMINGS_ATTR] = DictionaryAttr({k: FloatAttr(v, f64) for k, v in timings.items()})
+
+    def _measure(self, f: func.FuncOp, model: Any, names: list[str], target: Target, cache: BuildCache,
+                 tmp: Path) -> dict[str, float]:
+        from dycl.fx import example_inputs, to_graph_module
+
+        timings: dict[str, float] = {}
+        spec = SubgraphSpec(f.sym_name.data, to_graph_module(f, model), example_inputs(f))
+        for name in names:
+            key = structural_key(f, model, name, target)
+            stored = _timing_file(key)
+            if stored is not None and stored.exists():
+                timings[name] = float(stored.read_text())
+                continue
+            out = tmp / name
+            out.mkdir(exist_ok=True)
+            try:
+                file = cache.build(get_backend(name), spec, f, model, target, out)
+            except BackendError:
+                continue
+            run = load_built(name, out, file, target)
+            timings[name] = median_seconds(run, list(spec.example_inputs), self.runs)
+            if stored is not None:
+                stored.parent.mkdir(parents=True, exist_ok=True)
+                stored.write_text(f"{timings[name]!r}\n")
+        return timings
+
+
+def _timing_file(key: str) -> Path | None:
+    root = cache_dir()
+    return None if root is None else root / "timings" / f"{key}.txt"
