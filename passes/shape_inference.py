@@ -103,10 +103,18 @@ class _Inferrer:
 
     def run_function(self, f: func.FuncOp) -> None:
         block = f.body.block
-        for arg in list(block.args):
-            self.set(arg, self.fake(arg.type, f))
-        returns: list[list[Attribute]] = []
-        self.run_block(block, returns)
+        for _ in range(_MAX_SPLITS):
+            self.env = {}
+            for arg in list(block.args):
+                self.set(arg, self.fake(arg.type, f))
+            returns: list[list[Attribute]] = []
+            try:
+                self.run_block(block, returns)
+                break
+            except _SplitPaths:
+                continue  # the IR changed: infer again from the top
+        else:
+            raise PassError("too many per-path signatures (each needs its own copy of the code after a branch)", f)
         outs = self._join_returns(returns, f)
         f.function_type = FunctionType.from_lists(list(f.function_type.inputs.data), outs)
 
@@ -221,6 +229,9 @@ class _Inferrer:
         live = [o for o in outs if o is not None]
         for i, r in enumerate(list(op.results)):
             types = {type_of_value(o[i]) if not isinstance(o[i], Unknown) else o[i].type for o in live}
+            if len(types) > 1 and _can_split(op):
+                split_paths(op)
+                raise _SplitPaths
             if len(types) > 1:
                 raise PassError(
                     f"result #{i} of dycl.if has different types on the two branches: "
@@ -292,6 +303,57 @@ class _Inferrer:
         if not isinstance(results[0], torch.Tensor) and t0 in _PLACEHOLDERS:
             return Unknown(t0)
         return results[0]
+
+
+_MAX_SPLITS = 64
+
+
+class _SplitPaths(Exception):
+    """The IR was rewritten so that each path has its own static shapes."""
+
+
+def _can_split(op: d.IfOp) -> bool:
+    """The code after `op` ends its function (or loop body) with return/break, so it
+    can be copied into both branches without changing what it means."""
+    block = op.parent
+    return block is not None and isinstance(block.last_op, (d.ReturnOp, d.BreakOp))
+
+
+def split_paths(op: d.IfOp) -> None:
+    """Copy the code after `op` into each branch: values that reach it with
+    different shapes along the two paths then each get their own static type
+    (each copy compiles its own sub-DNNs, and the host picks the path)."""
+    block = op.parent
+    assert block is not None
+    rest: list[Operation] = []
+    nxt = op.next_op
+    while nxt is not None:
+        rest.append(nxt)
+        nxt = nxt.next_op
+    for region in (op.then_region, op.else_region):
+        branch = region.block
+        term = branch.last_op
+        if not isinstance(term, d.YieldOp):
+            continue  # this branch already leaves
+        mapping: dict[SSAValue, SSAValue] = dict(zip(op.results, term.values))
+        branch.erase_op(term)
+        for r in rest:
+            branch.add_op(r.clone(value_mapper=mapping))
+    for r in reversed(rest):
+        block.erase_op(r, safe_erase=False)
+    else_region = op.detach_region(op.else_region)
+    then_region = op.detach_region(op.then_region)
+    new = d.IfOp(op.cond, [], then_region, else_region)
+    new.location = op.location
+    block.insert_op_before(new, op)
+    block.erase_op(op, safe_erase=False)
+    # Both branches now leave; the else branch's code follows the if, so the block
+    # still ends with its return/break.
+    else_block = new.else_region.block
+    for moved in list(else_block.ops):
+        moved.detach()
+        block.add_op(moved)
+    else_block.add_op(d.YieldOp())
 
 
 def _has_unknown(v: Any) -> bool:

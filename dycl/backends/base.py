@@ -84,8 +84,10 @@ def backend_names() -> list[str]:
 def _load_builtin() -> None:
     if _REGISTRY:
         return
+    from dycl.backends.onnxruntime import OnnxRuntimeBackend
     from dycl.backends.torch_eager import TorchBackend
     from dycl.backends.tvm import TvmBackend
 
     register_backend("tvm", TvmBackend)
     register_backend("torch", TorchBackend)
+    register_backend("onnxruntime", OnnxRuntimeBackend)

@@ -211,3 +211,23 @@ CASES = {
     "different_arity": (DifferentArity, sign_inputs()),
     "training_none": (TrainingAndNone, sign_inputs()),
 }
+
+
+class PerPathShapes(nn.Module):
+    """`h` reaches the head with a different shape on each path."""
+
+    def __init__(self):
+        super().__init__()
+        self.pool = nn.AvgPool1d(2)
+        self.fc = nn.Linear(4, 3)
+
+    def forward(self, x):
+        if x.sum() > 0:
+            h = self.pool(x.unsqueeze(0)).squeeze(0)
+        else:
+            h = x
+        y = h * 2
+        return y.sum(dim=1), y
+
+
+CASES["per_path_shapes"] = (PerPathShapes, sign_inputs())

@@ -1,0 +1,136 @@
+// RUN: dycl-opt %s --split-input-file --verify-diagnostics --parsing-diagnostics | filecheck %s
+
+// Every verifier error of dycl.while, then errors of its custom syntax.
+
+func.func @zero_bound(%x: tensor<2xf32>, %c: i1) {
+  %r = dycl.while (%h = %x) -> (tensor<2xf32>) max_iterations 0 cond {
+    dycl.condition %c
+  } do {
+  ^bb0(%b: tensor<2xf32>):
+    dycl.yield %b : tensor<2xf32>
+  }
+  func.return
+}
+// CHECK: Operation does not verify: 'dycl.while' max_iterations must be positive
+
+// -----
+
+func.func @negative_bound(%x: tensor<2xf32>, %c: i1) {
+  %r = dycl.while (%h = %x) -> (tensor<2xf32>) max_iterations -3 cond {
+    dycl.condition %c
+  } do {
+  ^bb0(%b: tensor<2xf32>):
+    dycl.yield %b : tensor<2xf32>
+  }
+  func.return
+}
+// CHECK: Operation does not verify: 'dycl.while' max_iterations must be positive
+
+// -----
+
+// The custom form types the inits by the result types, so this one is generic.
+func.func @init_vs_result(%x: tensor<2xf32>, %c: i1) {
+  %r = "dycl.while"(%x) <{max_iterations = 4 : i64}> ({
+  ^bb0(%h: tensor<3xf32>):
+    dycl.condition %c
+  }, {
+  ^bb1(%b: tensor<3xf32>):
+    dycl.yield %b : tensor<3xf32>
+  }) : (tensor<2xf32>) -> tensor<3xf32>
+  func.return
+}
+// CHECK: Operation does not verify: 'dycl.while' iter_args types must match its result types
+
+// -----
+
+func.func @cond_args(%x: tensor<2xf32>, %c: i1) {
+  %r = "dycl.while"(%x) <{max_iterations = 4 : i64}> ({
+  ^bb0(%h: tensor<2xf32>, %extra: i64):
+    dycl.condition %c
+  }, {
+  ^bb1(%b: tensor<2xf32>):
+    dycl.yield %b : tensor<2xf32>
+  }) : (tensor<2xf32>) -> tensor<2xf32>
+  func.return
+}
+// CHECK: Operation does not verify: 'dycl.while' cond region arguments must match its result types
+
+// -----
+
+func.func @body_args(%x: tensor<2xf32>, %c: i1) {
+  %r = dycl.while (%h = %x) -> (tensor<2xf32>) max_iterations 4 cond {
+    dycl.condition %c
+  } do {
+  ^bb0(%b: !dycl.any):
+    dycl.yield %b : !dycl.any
+  }
+  func.return
+}
+// CHECK: Operation does not verify: 'dycl.while' body region arguments must match its result types
+
+// -----
+
+func.func @cond_without_condition(%x: tensor<2xf32>) {
+  %r = dycl.while (%h = %x) -> (tensor<2xf32>) max_iterations 4 cond {
+    dycl.yield %h : tensor<2xf32>
+  } do {
+  ^bb0(%b: tensor<2xf32>):
+    dycl.yield %b : tensor<2xf32>
+  }
+  func.return
+}
+// CHECK: Operation does not verify: 'dycl.while' cond region must end with dycl.condition
+
+// -----
+
+func.func @body_yields_wrong_type(%x: tensor<2xf32>, %c: i1) {
+  %r = dycl.while (%h = %x) -> (tensor<2xf32>) max_iterations 4 cond {
+    dycl.condition %c
+  } do {
+  ^bb0(%b: tensor<2xf32>):
+    dycl.yield %c : i1
+  }
+  func.return
+}
+// CHECK: Operation does not verify: 'dycl.while' body region yields (i1) but the op produces (tensor<2xf32>)
+
+// -----
+
+// dycl.condition only ends the cond region of a dycl.while.
+func.func @condition_outside_while(%c: i1) {
+  dycl.if %c {
+    dycl.condition %c
+  } else {
+    dycl.yield
+  }
+  func.return
+}
+// CHECK: 'dycl.condition' expects parent op 'dycl.while'
+
+// -----
+
+func.func @iter_args_count(%x: tensor<2xf32>, %c: i1) {
+  %r = dycl.while (%a = %x, %b = %x) -> (tensor<2xf32>) max_iterations 4 cond {
+    dycl.condition %c
+  } do {
+  ^bb0(%p: tensor<2xf32>, %q: tensor<2xf32>):
+    dycl.yield %p, %q : tensor<2xf32>, tensor<2xf32>
+  }
+  func.return
+}
+// CHECK: while_invalid.mlir:[[# @LINE - 8]]:19
+// CHECK: 'dycl.while' has 2 iter_args but 1 types
+
+// -----
+
+func.func @missing_bound(%x: tensor<2xf32>, %c: i1) {
+  %r = dycl.while (%h = %x) -> (tensor<2xf32>) cond {
+    dycl.condition %c
+  } do {
+  ^bb0(%b: tensor<2xf32>):
+    dycl.yield %b : tensor<2xf32>
+  }
+  func.return
+}
+// CHECK: while_invalid.mlir:[[# @LINE - 8]]:48
+// CHECK: Expected 'max_iterations'

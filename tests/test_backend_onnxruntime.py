@@ -1,0 +1,291 @@
+"""The onnxruntime backend: ONNX export of sub-DNNs, its loader, and whole models on every path."""
+
+import json
+import operator
+
+import pytest
+import torch
+from torch import fx, nn
+from xdsl.dialects import func
+from xdsl.dialects.builtin import StringAttr
+
+import dycl
+from dycl.backends.base import SubgraphSpec, Target, backend_names, get_backend
+from dycl.backends.onnxruntime import OnnxRuntimeBackend
+from dycl.demo import max_abs_error
+from dycl.diagnostics import BackendError
+from dycl.host.python import HELPERS
+
+
+def load(path, target=None):
+    """The loaded sub-DNN, through the loader source the host file embeds."""
+    ns: dict = {}
+    exec(OnnxRuntimeBackend.loader_source(), ns)
+    return ns["load_onnxruntime"](str(path), target or {"kind": "llvm"})
+
+
+def build_and_load(fn, inputs, tmp_path, name="sub_t"):
+    """Build `fn` (traced to FX) with the backend; return (eager outputs, loaded run, file)."""
+    gm = fx.symbolic_trace(fn)
+    spec = SubgraphSpec(name, gm, list(inputs))
+    file = OnnxRuntimeBackend().build(spec, Target(), tmp_path)
+    run = load(tmp_path / file)
+    with torch.no_grad():
+        return gm(*inputs), run, file
+
+
+def host_helpers() -> dict:
+    ns: dict = {}
+    exec(HELPERS, ns)
+    return ns
+
+
+def test_registered():
+    assert "onnxruntime" in backend_names()
+    assert isinstance(get_backend("onnxruntime"), OnnxRuntimeBackend)
+
+
+def test_bool_and_0d_outputs(tmp_path):
+    def fn(x):
+        return x * 2, x.mean() > 0, x.sum(), (x > 0).any(), x.argmax(), x > 0.5
+
+    x = torch.randn(2, 3)
+    expected, run, file = build_and_load(fn, [x], tmp_path)
+    assert file == "sub_t.onnx" and (tmp_path / file).is_file()
+    for x in (torch.randn(2, 3), -torch.rand(2, 3), torch.rand(2, 3)):
+        got = run(x)
+        want = fn(x)
+        assert len(got) == len(want)
+        for g, w in zip(got, want):
+            assert isinstance(g, torch.Tensor)
+            assert (g.dtype, g.shape) == (w.dtype, w.shape)
+            assert torch.equal(g, w) if w.dtype in (torch.bool, torch.int64) else torch.allclose(g, w, atol=1e-6)
+    # What the host does with a predicate or a scalar read back from a sub-DNN.
+    helpers = host_helpers()
+    pred, total = run(x)[1], run(x)[2]
+    assert helpers["_to_bool"](pred) is bool(x.mean() > 0)
+    assert helpers["_item"](total) == pytest.approx(x.sum().item(), abs=1e-5)
+
+
+def test_output_signature_is_checked_against_eager(tmp_path):
+    from dycl.backends.onnxruntime import _check_outputs, export_onnx
+
+    spec = SubgraphSpec("sub_s", fx.symbolic_trace(lambda x: (x * 2, x.mean() > 0)), [torch.randn(2, 3)])
+    export_onnx(spec, tmp_path / "sub_s.onnx")
+    _check_outputs(spec, tmp_path / "sub_s.onnx", (torch.zeros(2, 3), torch.tensor(True)))
+    wrong_shape = r"sub_s: ONNX output 1 is torch.bool of shape \[\], expected torch.bool of shape \[1\]"
+    with pytest.raises(BackendError, match=wrong_shape):
+        _check_outputs(spec, tmp_path / "sub_s.onnx", (torch.zeros(2, 3), torch.tensor([True])))
+    with pytest.raises(BackendError, match=r"sub_s: ONNX output 1 is torch.bool .*, expected torch.uint8"):
+        _check_outputs(spec, tmp_path / "sub_s.onnx", (torch.zeros(2, 3), torch.tensor(1, dtype=torch.uint8)))
+    with pytest.raises(BackendError, match=r"sub_s: the ONNX model has 2 outputs, expected 1"):
+        _check_outputs(spec, tmp_path / "sub_s.onnx", (torch.zeros(2, 3),))
+
+
+def test_bool_and_0d_inputs(tmp_path):
+    def fn(mask, s):
+        return torch.where(mask, s, -s), ~mask, s > 0
+
+    mask, s = torch.tensor([True, False, True]), torch.tensor(1.5)
+    _, run, _ = build_and_load(fn, [mask, s], tmp_path)
+    for m, v in ((mask, s), (~mask, torch.tensor(-0.25))):
+        for g, w in zip(run(m, v), fn(m, v)):
+            assert g.dtype == w.dtype and torch.equal(g, w)
+
+
+def test_host_scalar_inputs(tmp_path):
+    # The host passes Python scalars where a sub-DNN takes a 0-d tensor: float32, int64, bool.
+    def fn(x, f, n, b):
+        return torch.where(b, x * f, x) + n, n * 2, ~b
+
+    inputs = [torch.randn(3), torch.tensor(0.5), torch.tensor(1), torch.tensor(True)]
+    _, run, _ = build_and_load(fn, inputs, tmp_path)
+    x = torch.randn(3)
+    got = run(x, 1.5, 3, False)
+    want = fn(x, torch.tensor(1.5), torch.tensor(3), torch.tensor(False))
+    for g, w in zip(got, want):
+        assert g.dtype == w.dtype and torch.allclose(g, w)
+
+
+def test_unused_input_and_constant_output(tmp_path):
+    # The exporter drops an unused input and names a folded-constant output itself.
+    def fn(x, y):
+        return y + 1, torch.ones(()) * 3, x.shape[0] * torch.ones(2)
+
+    x, y = torch.randn(2, 3), torch.randn(4)
+    _, run, _ = build_and_load(fn, [x, y], tmp_path)
+    y2 = torch.randn(4)
+    got = run(torch.randn(2, 3), y2)
+    assert torch.allclose(got[0], y2 + 1)
+    assert got[1].shape == () and got[1].item() == 3.0
+    assert torch.equal(got[2], torch.full((2,), 2.0))
+
+
+def test_inputs_from_other_tensor_types(tmp_path):
+    tvm = pytest.importorskip("tvm")
+
+    def fn(x):
+        return torch.relu(x) + 1, x.sum() > 0
+
+    x = torch.randn(3, 4)
+    _, run, _ = build_and_load(fn, [x], tmp_path)
+    want = fn(x)
+    as_tvm = tvm.runtime.from_dlpack(x.clone())  # a tensor of another backend, by DLPack
+    non_contiguous = torch.randn(4, 3).T
+    non_contiguous.copy_(x)
+    needs_grad = x.clone().requires_grad_()
+    for arg in (as_tvm, non_contiguous, needs_grad, x.numpy()):
+        got = run(arg)
+        assert torch.equal(got[0], want[0]) and torch.equal(got[1], want[1])
+
+
+def test_outputs_are_fresh_each_call(tmp_path):
+    _, run, _ = build_and_load(lambda x: (x * 2,), [torch.randn(3)], tmp_path)
+    first = run(torch.ones(3))[0]
+    run(torch.zeros(3))
+    assert torch.equal(first, torch.full((3,), 2.0))
+
+
+def test_no_inputs(tmp_path):
+    # A sub-DNN that only computes constants (torch.onnx warns about it; not an error).
+    _, run, _ = build_and_load(lambda: (torch.zeros(()) + 2, torch.ones(2, 3) > 0), [], tmp_path)
+    got = run()
+    assert got[0].shape == () and got[0].item() == 2.0
+    assert got[1].dtype == torch.bool and bool(got[1].all())
+
+
+def graph_module(build) -> fx.GraphModule:
+    graph = fx.Graph()
+    graph.output(build(graph, graph.placeholder("x")))
+    return fx.GraphModule(nn.Module(), graph)
+
+
+def test_literal_tensor_constant(tmp_path):
+    # torch.tensor of literals: the tracer warns that it becomes a constant, which is right.
+    gm = graph_module(lambda g, x: (g.call_function(operator.add, (x, g.call_function(torch.tensor, ([1.0, 2.0],)))),))
+    spec = SubgraphSpec("sub_c", gm, [torch.randn(3, 2)])
+    run = load(tmp_path / OnnxRuntimeBackend().build(spec, Target(), tmp_path))
+    x = torch.randn(3, 2)
+    assert torch.allclose(run(x)[0], x + torch.tensor([1.0, 2.0]))
+
+
+def test_trace_that_would_not_generalise_is_a_backend_error(tmp_path):
+    # A value computed in the graph read back into Python: the trace would freeze it.
+    def build(g, x):
+        s = g.call_method("item", (g.call_method("sum", (x,)),))
+        return (g.call_function(operator.mul, (x, g.call_function(torch.tensor, (s,)))),)
+
+    spec = SubgraphSpec("sub_frozen", graph_module(build), [torch.randn(3)])
+    with pytest.raises(BackendError, match=r"sub-DNN sub_frozen could not be exported to ONNX: its trace may not hold"):
+        OnnxRuntimeBackend().build(spec, Target(), tmp_path)
+
+
+def test_cuda_target_without_cuda_provider_runs_on_cpu(tmp_path):
+    import onnxruntime
+
+    if "CUDAExecutionProvider" in onnxruntime.get_available_providers():
+        pytest.skip("this onnxruntime has CUDA")
+    spec = SubgraphSpec("sub_g", fx.symbolic_trace(lambda x: (x + 1,)), [torch.randn(3)])
+    run = load(tmp_path / OnnxRuntimeBackend().build(spec, Target("cuda", "sm_90"), tmp_path), Target("cuda").to_json())
+    x = torch.randn(3)
+    assert torch.equal(run(x)[0], x + 1)
+
+
+def test_export_failure_is_a_backend_error(tmp_path):
+    gm = fx.symbolic_trace(lambda x: (torch.linalg.svdvals(x),))
+    spec = SubgraphSpec("sub_bad", gm, [torch.randn(4, 4)])
+    with pytest.raises(BackendError, match=r"sub-DNN sub_bad could not be exported to ONNX: .*svdvals"):
+        OnnxRuntimeBackend().build(spec, Target(), tmp_path)
+    assert not (tmp_path / "sub_bad.onnx").exists()
+
+
+class UsesSvd(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(4, 4)
+
+    def forward(self, x):
+        h = torch.linalg.svdvals(self.fc(x))
+        if h.sum() > 3:  # not for x = 0: then h is 2 * |fc.bias| <= 2
+            return h * 2
+        return h - 1
+
+
+def test_compile_falls_back_to_torch_on_export_failure(capsys):
+    model = UsesSvd().eval()
+    cm = dycl.compile(model, [torch.randn(4, 4)], backend="onnxruntime")
+    backends = {name: s["backend"] for name, s in cm.subgraphs.items()}
+    assert set(backends.values()) == {"torch", "onnxruntime"}, backends
+    (fallen,) = [name for name, b in backends.items() if b == "torch"]
+    assert any(
+        note.startswith(f"{fallen}: onnxruntime cannot compile it (sub-DNN {fallen} could not be exported to ONNX")
+        and "svdvals" in note
+        for note in cm.report.fallbacks
+    )
+    with torch.no_grad():
+        for x in (torch.randn(4, 4) * 10, torch.zeros(4, 4)):
+            assert max_abs_error(model(x), cm(x)) <= 1e-5
+
+
+# ------------------------------------------------------------------ end to end
+
+
+@pytest.fixture(scope="module", params=["branchy", "early_exit"])
+def compiled(request, tmp_path_factory):
+    import importlib
+
+    example = importlib.import_module(request.param)
+    model = example.make_model()
+    out = tmp_path_factory.mktemp(f"ort_{request.param}")
+    cm = dycl.compile(model, example.example_inputs(), backend="onnxruntime", out_dir=out)
+    return example, model, cm
+
+
+@pytest.mark.slow
+def test_every_path_matches_eager(compiled):
+    example, model, cm = compiled
+    paths = example.branch_inputs()
+    assert len(paths) >= 2
+    assert {s["backend"] for s in cm.subgraphs.values()} == {"onnxruntime"}
+    assert all((cm.path / s["file"]).is_file() and s["file"].endswith(".onnx") for s in cm.subgraphs.values())
+    with torch.no_grad():
+        for name, x in paths.items():
+            got = cm(*x)
+            assert isinstance(got, torch.Tensor)
+            assert max_abs_error(model(*x), got) <= 1e-5, name
+
+
+@pytest.mark.slow
+def test_save_and_load(compiled, tmp_path):
+    example, model, cm = compiled
+    cm.save(tmp_path / "saved")
+    cm2 = dycl.load(tmp_path / "saved")
+    manifest = json.loads((tmp_path / "saved" / "manifest.json").read_text())
+    assert {s["backend"] for s in manifest["subgraphs"].values()} == {"onnxruntime"}
+    with torch.no_grad():
+        for x in example.branch_inputs().values():
+            assert torch.equal(cm(*x), cm2(*x))
+            assert max_abs_error(model(*x), cm2(*x)) <= 1e-5
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("tvm_subgraph", ["sub_0", "sub_1"])
+def test_mixed_with_tvm(branchy, tmp_path, tvm_subgraph):
+    """Tensors cross between onnxruntime and TVM sub-DNNs (by DLPack) in both directions."""
+    from dycl.compiler import build_artifact, lower_and_optimize
+    from dycl.dialects import dycl as d
+    from dycl.runtime import CompiledModel
+
+    model = branchy.make_model()
+    inputs = list(branchy.example_inputs())
+    module = lower_and_optimize(model, inputs)
+    for f in module.ops:
+        if isinstance(f, func.FuncOp) and f.sym_name.data == tvm_subgraph:
+            f.attributes[d.BACKEND_ATTR] = StringAttr("tvm")
+    build_artifact(module, model, inputs, tmp_path, Target(), "onnxruntime")
+    cm = CompiledModel(tmp_path)
+    backends = {name: s["backend"] for name, s in cm.subgraphs.items()}
+    assert backends[tvm_subgraph] == "tvm" and set(backends.values()) == {"tvm", "onnxruntime"}
+    with torch.no_grad():
+        for x in branchy.branch_inputs().values():
+            assert max_abs_error(model(*x), cm(*x)) <= 1e-5
