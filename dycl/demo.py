@@ -26,10 +26,19 @@ def median_ms(fn: Callable[[], Any], runs: int) -> float:
 
 
 def max_abs_error(a: Any, b: Any) -> float:
+    """Largest elementwise difference; `inf` when the structure, types, shapes or dtypes differ."""
+    if type(a) is not type(b) and not (isinstance(a, torch.Tensor) and isinstance(b, torch.Tensor)):
+        return float("inf")
     if isinstance(a, torch.Tensor):
+        if a.shape != b.shape or a.dtype != b.dtype:
+            return float("inf")
         return (a.float() - b.float()).abs().max().item() if a.numel() else 0.0
     if isinstance(a, (tuple, list)):
+        if len(a) != len(b):
+            return float("inf")
         return max((max_abs_error(x, y) for x, y in zip(a, b)), default=0.0)
+    if isinstance(a, float):
+        return abs(a - b)
     return 0.0 if a == b else float("inf")
 
 

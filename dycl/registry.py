@@ -30,6 +30,7 @@ def _pass(module: str, cls: str) -> Callable[[], type[ModulePass]]:
 DIALECTS: dict[str, Callable[[], Dialect]] = {"dycl": _dycl_dialect}
 
 PASSES: dict[str, Callable[[], type[ModulePass]]] = {
+    "inline-calls": _pass("inline_calls", "InlineCallsPass"),
     "unroll-loops": _pass("unroll_loops", "UnrollLoopsPass"),
     "constant-propagation": _pass("constant_propagation", "ConstantPropagationPass"),
     "shape-inference": _pass("shape_inference", "ShapeInferencePass"),

@@ -195,6 +195,28 @@ class FoldConstantIf(RewritePattern):
         rewriter.erase(op, safe_erase=False)
 
 
+class DropUnusedIfResults(RewritePattern):
+    """`dycl.if` results nobody reads are not yielded (a Python name assigned on
+    some paths and never read again must not constrain types or keep work alive)."""
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: d.IfOp, rewriter: PatternRewriter) -> None:
+        keep = [i for i, r in enumerate(op.results) if r.uses]
+        if len(keep) == len(op.results):
+            return
+        for region in (op.then_region, op.else_region):
+            term = region.block.last_op
+            if isinstance(term, d.YieldOp):
+                rewriter.replace(term, d.YieldOp(*(term.values[i] for i in keep)))
+        else_region = op.detach_region(op.else_region)  # the last first: detaching renumbers
+        then_region = op.detach_region(op.then_region)
+        new = d.IfOp(op.cond, [op.results[i].type for i in keep], then_region, else_region)
+        new.location = op.location
+        for j, i in enumerate(keep):
+            new.results[j].name_hint = op.results[i].name_hint
+        rewriter.replace(op, new, [new.results[keep.index(i)] if i in keep else None for i in range(len(op.results))])
+
+
 def _before(op: Operation):
     from xdsl.rewriter import InsertPoint
 
@@ -220,7 +242,7 @@ def _drop(op: Operation, rewriter: PatternRewriter) -> None:
 
 
 def canonicalization_patterns() -> tuple[RewritePattern, ...]:
-    return (FoldPureCall(), FoldShapeQuery(), FoldToBool(), FoldBoolArith(), FoldConstantIf())
+    return (FoldPureCall(), FoldShapeQuery(), FoldToBool(), FoldBoolArith(), FoldConstantIf(), DropUnusedIfResults())
 
 
 @dataclass(frozen=True)

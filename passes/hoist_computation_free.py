@@ -26,6 +26,7 @@ class HoistStats:
     identities: int = 0
     passthrough_outputs: int = 0
     constant_outputs: int = 0
+    tuple_outputs: int = 0
     removed_regions: int = 0
     merged_regions: int = 0
     moved_ops: int = field(default=0)
@@ -33,7 +34,7 @@ class HoistStats:
     def summary(self) -> str:
         return (
             f"removed {self.identities} identity ops, moved {self.passthrough_outputs} pass-through and "
-            f"{self.constant_outputs} constant outputs to the host, removed {self.removed_regions} empty "
+            f"{self.constant_outputs} constant outputs to the host, built {self.tuple_outputs} tuples there, removed {self.removed_regions} empty "
             f"regions, merged {self.merged_regions} adjacent regions"
         )
 
@@ -65,39 +66,77 @@ def hoist_region(region: d.TensorRegionOp, stats: HoistStats, module_types: dict
             stats.identities += 1
     term = body.last_op
     assert isinstance(term, d.YieldOp)
-    keep: list[int] = []
-    for i, (v, r) in enumerate(zip(term.values, region.results)):
-        owner = v.owner
-        inside = isinstance(owner, Operation) and owner.parent is body
-        if not inside:
-            r.replace_all_uses_with(v)  # a pass-through: the host already has it
-            stats.passthrough_outputs += 1
-        elif classify(owner) == FREE:
-            clone = owner.clone()
-            Rewriter.insert_op(clone, InsertPoint.before(region))
-            r.replace_all_uses_with(clone.results[owner.results.index(v)])
-            stats.constant_outputs += 1
-        else:
-            keep.append(i)
-    if len(keep) != len(region.results):
-        _rebuild(region, keep)
-
-
-def _rebuild(region: d.TensorRegionOp, keep: list[int]) -> d.TensorRegionOp:
-    body = region.body.block
-    term = body.last_op
-    assert isinstance(term, d.YieldOp)
-    values = [term.values[i] for i in keep]
+    if not any(_hoistable(v, body) for v in term.values):
+        return
+    # The region keeps yielding what needs computing; the host rebuilds the rest
+    # (pass-throughs, constants, tuples of these and of region outputs) after it.
+    outputs: list[SSAValue] = []
+    recipes = [_recipe(v, body, outputs, stats, top=True) for v in term.values]
     body.erase_op(term)
-    body.add_op(d.YieldOp(*values))
-    new = d.TensorRegionOp([v.type for v in values], region.detach_region(region.body))
+    body.add_op(d.YieldOp(*outputs))
+    for op in reversed(list(body.ops)):  # what moved to the host is dead here now
+        if (isinstance(op, d.MakeTupleOp) or classify(op) == FREE) and not any(r.uses for r in op.results):
+            body.erase_op(op)
+    new = d.TensorRegionOp([v.type for v in outputs], region.detach_region(region.body))
     new.location = region.location
     Rewriter.insert_op(new, InsertPoint.before(region))
-    for i, r in zip(keep, new.results):
-        r.name_hint = region.results[i].name_hint
-        region.results[i].replace_all_uses_with(r)
+    for r, v in zip(new.results, outputs):
+        r.name_hint = v.name_hint
+    last: list[Operation] = [new]  # host tuples go after the region, in order
+    for old, recipe in zip(region.results, recipes):
+        value = _materialize(recipe, new, last)
+        if old.name_hint and value.name_hint is None:
+            value.name_hint = old.name_hint
+        old.replace_all_uses_with(value)
     region.parent.erase_op(region, safe_erase=False)  # type: ignore[union-attr]
-    return new
+
+
+# How the host gets a region output: ("host", v) it has v already; ("const", op) a
+# clone of a computation-free op; ("out", i) the rebuilt region's i-th result;
+# ("tuple", op, parts) a clone of a dycl.make_tuple over the parts.
+_Recipe = tuple
+
+
+def _hoistable(v: SSAValue, body: Block) -> bool:
+    owner = v.owner
+    if not (isinstance(owner, Operation) and owner.parent is body):
+        return True
+    return classify(owner) == FREE or isinstance(owner, d.MakeTupleOp)
+
+
+def _recipe(v: SSAValue, body: Block, outputs: list[SSAValue], stats: HoistStats, top: bool = False) -> _Recipe:
+    owner = v.owner
+    if not (isinstance(owner, Operation) and owner.parent is body):
+        stats.passthrough_outputs += top
+        return ("host", v)
+    if classify(owner) == FREE:
+        stats.constant_outputs += top
+        return ("const", owner, owner.results.index(v))
+    if isinstance(owner, d.MakeTupleOp):
+        stats.tuple_outputs += top
+        return ("tuple", owner, [_recipe(e, body, outputs, stats) for e in owner.elements])
+    if v not in outputs:
+        outputs.append(v)
+    return ("out", outputs.index(v))
+
+
+def _materialize(recipe: _Recipe, region: d.TensorRegionOp, last: list[Operation]) -> SSAValue:
+    match recipe:
+        case ("host", v):
+            return v
+        case ("const", op, i):
+            clone = op.clone()
+            Rewriter.insert_op(clone, InsertPoint.before(region))
+            return clone.results[i]
+        case ("out", i):
+            return region.results[i]
+        case ("tuple", op, parts):
+            values = [_materialize(p, region, last) for p in parts]
+            tup = d.MakeTupleOp(values, is_list=op.is_list is not None)
+            Rewriter.insert_op(tup, InsertPoint.after(last[0]))
+            last[0] = tup
+            return tup.results[0]
+    raise AssertionError(recipe)
 
 
 def _only_free_between(a: Operation, b: Operation) -> bool:

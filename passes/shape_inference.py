@@ -229,8 +229,9 @@ class _Inferrer:
         live = [o for o in outs if o is not None]
         for i, r in enumerate(list(op.results)):
             types = {type_of_value(o[i]) if not isinstance(o[i], Unknown) else o[i].type for o in live}
-            if len(types) > 1 and _can_split(op):
-                split_paths(op)
+            target = _split_target(op)
+            if len(types) > 1 and _can_split(target):
+                split_paths(target)
                 raise _SplitPaths
             if len(types) > 1:
                 raise PassError(
@@ -312,11 +313,27 @@ class _SplitPaths(Exception):
     """The IR was rewritten so that each path has its own static shapes."""
 
 
+def _split_target(op: d.IfOp) -> d.IfOp:
+    """The if whose continuation must be copied: an if whose results are
+    yielded straight out of an enclosing if has nothing after it to copy, so
+    the enclosing if (recursively) is split instead."""
+    while isinstance(op.next_op, d.YieldOp) and isinstance(parent := op.parent_op(), d.IfOp):
+        op = parent
+    return op
+
+
 def _can_split(op: d.IfOp) -> bool:
-    """The code after `op` ends its function (or loop body) with return/break, so it
-    can be copied into both branches without changing what it means."""
+    """The code after `op` ends its function (or loop body) with return/break, or
+    ends a branch of an enclosing `dycl.if`, so it can be copied into both
+    branches without changing what it means (in the last case the enclosing if
+    may need splitting in turn, up to the function's return)."""
     block = op.parent
-    return block is not None and isinstance(block.last_op, (d.ReturnOp, d.BreakOp))
+    if block is None:
+        return False
+    last = block.last_op
+    return isinstance(last, (d.ReturnOp, d.BreakOp)) or (
+        isinstance(last, d.YieldOp) and isinstance(block.parent_op(), d.IfOp)
+    )
 
 
 def split_paths(op: d.IfOp) -> None:
@@ -343,10 +360,16 @@ def split_paths(op: d.IfOp) -> None:
         block.erase_op(r, safe_erase=False)
     else_region = op.detach_region(op.else_region)
     then_region = op.detach_region(op.then_region)
-    new = d.IfOp(op.cond, [], then_region, else_region)
+    # Ending a branch of an enclosing if: each copy yields that if's values.
+    ends_in_yield = isinstance(rest[-1], d.YieldOp)
+    width = len(rest[-1].operands) if ends_in_yield else 0
+    new = d.IfOp(op.cond, [d.ANY] * width, then_region, else_region)
     new.location = op.location
     block.insert_op_before(new, op)
     block.erase_op(op, safe_erase=False)
+    if ends_in_yield:
+        block.add_op(d.YieldOp(*new.results))
+        return
     # Both branches now leave; the else branch's code follows the if, so the block
     # still ends with its return/break.
     else_block = new.else_region.block

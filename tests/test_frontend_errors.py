@@ -25,6 +25,15 @@ CASES = {
     "raise": ("raise ValueError('no')", "raise statement"),
     "unbounded_while": ("while x.sum() > 0:\n    x = x - 1\nreturn x", "has no iteration bound"),
     "inplace": ("x.add_(1.0)\nreturn x", "in-place tensor method 'add_'"),
+    "inplace_view": ("y = x[0]\nx += 1.0\nreturn y", "in-place update of 'x', which shares its storage with 'y'"),
+    "inplace_path_alias": (
+        "if x.sum() > 0:\n    z = x * 2\nelse:\n    z = x\nx *= 3.0\nreturn z",
+        "in-place update of 'x', which shares its storage with 'z' (a view, or the same tensor on some paths only)",
+    ),
+    "path_dependent_module": (
+        "if x.sum() > 0:\n    f = self.fc\nelse:\n    f = torch.relu\nreturn f(x)",
+        "'f' names different modules depending on a run-time condition",
+    ),
     "runtime_fstring": ("n = int(x.sum())\nreturn getattr(self, f'fc{n}')(x)", "f-string over a run-time value"),
 }
 

@@ -20,7 +20,7 @@ from xdsl.ir import Block, Operation, Region, SSAValue
 
 from dycl.dialects import dycl as d
 from dycl.frontend.restructure import contains_exit, restructure
-from dycl.frontend.values import GlobalRef, ModuleRef, SeqVal, Static, Value
+from dycl.frontend.values import GlobalRef, ModuleRef, SeqVal, Static, Value, copy_env, same_value
 
 if TYPE_CHECKING:
     from dycl.frontend.lowering import Lowerer, _Scope
@@ -57,6 +57,13 @@ class RuntimeRange:
     start: Value
     stop: Value
     step: Value
+
+
+class _MoreCarried(Exception):
+    """The body updated outer tensors in place (`h += e` on an alias): carry them too."""
+
+    def __init__(self, names: set[str]):
+        self.names = names
 
 
 class NeedsStatic(Exception):
@@ -124,8 +131,17 @@ class LoopLowering:
 
     def _rolled_for(self: Lowerer, s: ast.For, bounds: tuple[Value, Value, Value], scope: _Scope) -> None:
         """Emit `dycl.for`; raises NeedsStatic when the body needs per-iteration values."""
+        extra: set[str] = set()
+        while True:
+            try:
+                return self._rolled_for_carrying(s, bounds, scope, extra)
+            except _MoreCarried as e:
+                extra |= e.names
+
+    def _rolled_for_carrying(self: Lowerer, s: ast.For, bounds: tuple[Value, Value, Value], scope: _Scope,
+                             extra: set[str]) -> None:
         target_names = {n.id for n in ast.walk(s.target) if isinstance(n, ast.Name)}
-        carried = self._carried(s.body, scope)
+        carried = self._carried(s.body, scope, extra)
         if not isinstance(s.target, ast.Name):
             raise NeedsStatic
         body_block = Block(arg_types=[i64] + [d.ANY] * len(carried))
@@ -145,12 +161,14 @@ class LoopLowering:
                         body_block.add_op(d.YieldOp(*[self.materialize(sub.env[n], s) for n in carried]))
                     else:
                         raise NeedsStatic
+                    self._lists_unchanged(scope, sub)
+                    self._check_carried(scope, sub, carried)
             finally:
                 self.loop_depth -= 1
                 self.loops.pop()
             if self._escaping(s.body, scope, target_names):
                 raise NeedsStatic
-        except NeedsStatic:
+        except (NeedsStatic, _MoreCarried):
             body_block.erase(safe_erase=False)
             self._rollback(mark)
             raise
@@ -209,8 +227,16 @@ class LoopLowering:
         )
 
     def _rolled_while(self: Lowerer, s: ast.While, scope: _Scope) -> None:
+        extra: set[str] = set()
+        while True:
+            try:
+                return self._rolled_while_carrying(s, scope, extra)
+            except _MoreCarried as e:
+                extra |= e.names
+
+    def _rolled_while_carrying(self: Lowerer, s: ast.While, scope: _Scope, extra: set[str]) -> None:
         bound = self._loop_bound(s)
-        carried = self._carried(s.body, scope)
+        carried = self._carried(s.body, scope, extra)
         cond_block = Block(arg_types=[d.ANY] * len(carried))
         body_block = Block(arg_types=[d.ANY] * len(carried))
         mark = self._mark()
@@ -227,6 +253,11 @@ class LoopLowering:
                 self._lower_body(restructure(s.body, (ast.Continue,), lambda _: []), sub)
                 if not sub.terminated:
                     body_block.add_op(d.YieldOp(*[self.materialize(sub.env[n], s) for n in carried]))
+                self._lists_unchanged(scope, sub)
+                self._check_carried(scope, sub, carried)
+        except _MoreCarried:
+            self._rollback(mark)
+            raise
         except NeedsStatic:
             self._rollback(mark)
             raise self.unsupported(s, "a data-dependent loop whose body needs per-iteration compile-time values (module list index, growing Python list)") from None
@@ -253,15 +284,30 @@ class LoopLowering:
 
     # ------------------------------------------------------------- helpers
 
-    def _carried(self: Lowerer, body: list[ast.stmt], scope: _Scope) -> list[str]:
+    def _carried(self: Lowerer, body: list[ast.stmt], scope: _Scope, extra: set[str]) -> list[str]:
         from dycl.frontend.lowering import _assigned_names
 
-        names = sorted(n for n in _assigned_names(body) if n in scope.env)
+        names = sorted(n for n in _assigned_names(body) | extra if n in scope.env)
         for n in names:
             v = scope.env[n]
             if isinstance(v, (SeqVal, ModuleRef, GlobalRef)):
                 raise NeedsStatic
         return names
+
+    def _lists_unchanged(self: Lowerer, scope: _Scope, sub: _Scope) -> None:
+        """A rolled body must not grow an outer Python list (its length would depend on the trip count)."""
+        for n, v in scope.env.items():
+            if isinstance(v, SeqVal) and not same_value(v, sub.env.get(n)):
+                raise NeedsStatic
+
+    def _check_carried(self: Lowerer, scope: _Scope, sub: _Scope, carried: list[str]) -> None:
+        """Names the body changed without assigning them (in-place updates of aliases)."""
+        changed = {
+            n for n, v in scope.env.items()
+            if n not in carried and not isinstance(v, SeqVal) and not sub.terminated and sub.env.get(n) is not v
+        }
+        if changed:
+            raise _MoreCarried(changed)
 
     def _escaping(self: Lowerer, body: list[ast.stmt], scope: _Scope, allowed: set[str]) -> bool:
         """A name first assigned in the loop body is read after the loop."""
@@ -273,7 +319,7 @@ class LoopLowering:
     def _loop_scope(self: Lowerer, scope: _Scope, carried: list[str], args: Any) -> _Scope:
         from dycl.frontend.lowering import _Scope
 
-        sub = _Scope(env=dict(scope.env))
+        sub = _Scope(env=copy_env(scope.env))
         for n, a in zip(carried, args):
             a.name_hint = n
             sub.env[n] = a

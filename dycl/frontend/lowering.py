@@ -37,6 +37,7 @@ from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
 from dycl.diagnostics import FrontendError, SourceLoc
 from dycl.dialects import dycl as d
 from dycl.frontend.restructure import restructure
+from dycl.frontend.inplace import bound_values, maybe_tensor, possible_roots, rebind
 from dycl.frontend.loops import LoopLowering, NeedsStatic, RuntimeRange, _Continuation, _Injected
 from dycl.types import tensor_type_of
 from dycl.frontend.values import (
@@ -44,10 +45,13 @@ from dycl.frontend.values import (
     IndexedModule,
     MethodRef,
     ModuleRef,
+    PathDependent,
     SeqVal,
     Static,
     Value,
+    copy_env,
     is_leaf_module,
+    same_value,
     qualname_of,
 )
 
@@ -139,6 +143,28 @@ class _Scope:
     returned: list[Value] = field(default_factory=list)
 
 
+@dataclass(frozen=True)
+class _Slot:
+    """A merged value that is the k-th result of the `dycl.if` being built."""
+
+    index: int
+
+
+def _fill_slots(v: Value, results: list[SSAValue], name: str) -> Value:
+    if isinstance(v, _Slot):
+        r = results[v.index]
+        if name.isidentifier() and r.name_hint is None:
+            r.name_hint = name
+        return r
+    if isinstance(v, SeqVal):
+        return SeqVal([_fill_slots(x, results, name) for x in v.items], v.is_list)
+    return v
+
+
+_AUG_SYMBOL = {ast.Add: "+", ast.Sub: "-", ast.Mult: "*", ast.Div: "/", ast.MatMult: "@", ast.FloorDiv: "//",
+               ast.Mod: "%", ast.Pow: "**", ast.BitAnd: "&", ast.BitOr: "|", ast.BitXor: "^"}
+
+
 def _assigned_names(stmts: Sequence[ast.stmt]) -> set[str]:
     names: set[str] = set()
     for s in stmts:
@@ -162,6 +188,8 @@ class Lowerer(LoopLowering):
         self.fn: _Function | None = None
         self.loop_depth = 0
         self._inline_stack: list[str] = []
+        self._caller_scopes: list[_Scope] = []
+        self._joins: dict[SSAValue, list[SSAValue]] = {}  # dycl.if result -> what each path yields
 
     # ------------------------------------------------------------------ driver
 
@@ -347,7 +375,10 @@ class Lowerer(LoopLowering):
                 )
                 if not isinstance(target, ast.Name):
                     raise self.unsupported(s, "augmented assignment to an attribute or item (in-place mutation)")
-                v = self._binop(op, self.expr(load, scope), self.expr(value, scope), s)
+                old = self.expr(load, scope)
+                v = self._binop(op, old, self.expr(value, scope), s)
+                if maybe_tensor(old) and isinstance(v, SSAValue):
+                    self._update_in_place(target.id, old, v, scope, s)  # type: ignore[arg-type]
                 self._assign(target, v, scope)
             case ast.If():
                 self._if(s, scope)
@@ -368,6 +399,22 @@ class Lowerer(LoopLowering):
                     raise self.error(s, "assertion is always false for this model")
             case _:
                 raise self.unsupported(s, type(s).__name__)
+
+    def _update_in_place(self, name: str, old: SSAValue, new: SSAValue, scope: _Scope, node: ast.AST) -> None:
+        """`name op= e` on a tensor: every name holding the tensor, here or in a caller, sees `new`."""
+        envs = [scope.env] + [sc.env for sc in self._caller_scopes]
+        roots = possible_roots(old, self.model, self._joins)
+        for env in envs:
+            for other, w in bound_values(env):
+                if w is not old and maybe_tensor(w) and roots & possible_roots(w, self.model, self._joins):
+                    raise self.unsupported(
+                        node,
+                        f"in-place update of '{name}', which shares its storage with '{other}' "
+                        "(a view, or the same tensor on some paths only); "
+                        f"write `{name} = {name} {_AUG_SYMBOL.get(type(node.op), '+')} ...` instead",  # type: ignore[attr-defined]
+                    )
+        for env in envs:
+            rebind(env, old, new)
 
     def _expr_stmt(self, value: ast.expr, scope: _Scope) -> None:
         # `seq.append(x)` on a Python list grows it at compile time.
@@ -448,7 +495,7 @@ class Lowerer(LoopLowering):
         """Emit a `dycl.if` whose branches run the statements and merge names after."""
         branches: list[tuple[Block, _Scope]] = []
         for body, fn in ((then_body, then_fn), (else_body, else_fn)):
-            sub = _Scope(env=dict(scope.env))
+            sub = _Scope(env=copy_env(scope.env))
             block = Block()
             with self._in_block(block):
                 if fn is not None:
@@ -459,55 +506,42 @@ class Lowerer(LoopLowering):
         live = [(b, sc) for b, sc in branches if not sc.terminated]
         names = sorted(
             n
-            for n in set().union(*(sc.env.keys() for _, sc in live)) if live
-            if all(n in sc.env for _, sc in live) and any(sc.env[n] is not scope.env.get(n) for _, sc in live)
+            for n in set().union(*(sc.env.keys() for _, sc in live))
+            if all(n in sc.env for _, sc in live) and not all(same_value(sc.env[n], scope.env.get(n)) for _, sc in live)
         ) if live else []
-        merged: dict[str, Value] = {}
-        to_yield: list[str] = []
-        for n in names:
-            vals = [sc.env[n] for _, sc in live]
-            if all(v is vals[0] for v in vals) or (
-                all(isinstance(v, Static) for v in vals)
-                and all(type(v.value) is type(vals[0].value) and v.value == vals[0].value for v in vals)
-            ):
-                merged[n] = vals[0]
-            elif any(isinstance(v, (ModuleRef, GlobalRef, MethodRef)) for v in vals):
-                raise self.error(node, f"'{n}' names different modules depending on a run-time condition")
-            else:
-                to_yield.append(n)
         # Inlined functions: the returned value is merged like a name.
         ret_live = self.fn is not None and self.fn.inline and all(sc.terminated and sc.returned for _, sc in branches)
+        merging = (
+            [(b, {"$ret": sc.returned[-1]}) for b, sc in branches] if ret_live
+            else [(b, {n: sc.env[n] for n in names}) for b, sc in live]
+        )
+        slots: list[list[Value]] = []  # the values to yield: one per branch, per slot
+        keys = ["$ret"] if ret_live else names
+        merged = {n: self._merge_values([m[n] for _, m in merging], n, slots) for n in keys}
         yielded: list[list[SSAValue]] = []
-        for block, sc in branches:
-            if sc.terminated and not ret_live:
-                yielded.append([])
-                continue
+        for i, (block, _) in enumerate(merging):
             with self._in_block(block):
-                vals = [self.materialize(sc.env[n], node) for n in to_yield]
-                if ret_live:
-                    vals.append(self.materialize(sc.returned[-1], node))
-                yielded.append(vals)
+                yielded.append([self.materialize(vals[i], node) for vals in slots])
         result_types: list[Attribute] = []
-        width = len(to_yield) + (1 if ret_live else 0)
-        for i in range(width):
-            ts = {vals[i].type for vals in yielded if vals}
+        for i in range(len(slots)):
+            ts = {vals[i].type for vals in yielded}
             result_types.append(ts.pop() if len(ts) == 1 else d.ANY)
-        for (block, sc), vals in zip(branches, yielded):
-            if not sc.terminated or ret_live:
-                block.add_op(d.YieldOp(*vals))
+        for (block, _), vals in zip(merging, yielded):
+            block.add_op(d.YieldOp(*vals))
         if_op = self.emit(
             d.IfOp(cond, result_types, Region(branches[0][0]), Region(branches[1][0])), node
         )
         results = list(if_op.results)
-        for n, r in zip(to_yield, results):
-            if n.isidentifier():
-                r.name_hint = n
-            scope.env[n] = r
-        scope.env.update(merged)
+        for k, r in enumerate(results):
+            self._joins[r] = [vals[k] for vals in yielded]
+        for n in keys:
+            merged[n] = _fill_slots(merged[n], results, n)
         if ret_live:
-            scope.returned.append(results[-1])
+            scope.returned.append(merged["$ret"])
             scope.terminated = True
-        elif not live:
+            return results
+        scope.env.update(merged)
+        if not live:
             # Both branches leave: the else branch's code moves after the if, so the
             # enclosing block still ends with its return/break.
             else_block = if_op.else_region.block
@@ -517,6 +551,28 @@ class Lowerer(LoopLowering):
             else_block.add_op(d.YieldOp())
             scope.terminated = True
         return results
+
+    def _merge_values(self, vals: list[Value], name: str, slots: list[list[Value]]) -> Value:
+        """What `name` holds after a join; the values that differ become `_Slot`s."""
+        first = vals[0]
+        if all(v is first for v in vals) or (
+            all(isinstance(v, Static) for v in vals)
+            and all(type(v.value) is type(first.value) and v.value == first.value for v in vals)  # type: ignore[union-attr]
+        ):
+            return first
+        if all(isinstance(v, SeqVal) and v.is_list == first.is_list and len(v.items) == len(first.items) for v in vals):
+            assert isinstance(first, SeqVal)
+            return SeqVal([self._merge_values([v.items[i] for v in vals], name, slots)  # type: ignore[union-attr]
+                           for i in range(len(first.items))], first.is_list)
+        if any(isinstance(v, (ModuleRef, GlobalRef, MethodRef, PathDependent, IndexedModule)) for v in vals):
+            return PathDependent(name)
+        for k, other in enumerate(slots):
+            # Names bound to the same value on every path stay one value after the
+            # join: in-place updates later must reach them all (aliases).
+            if all(a is b for a, b in zip(other, vals)):
+                return _Slot(k)
+        slots.append(vals)
+        return _Slot(len(slots) - 1)
 
     def names_read_after(self, body: list[ast.stmt]) -> set[str]:
         """Names loaded in the current function after the given statements."""
@@ -591,7 +647,10 @@ class Lowerer(LoopLowering):
 
     def _name(self, name: str, node: ast.AST, scope: _Scope) -> Value:
         if name in scope.env:
-            return scope.env[name]
+            v = scope.env[name]
+            if isinstance(v, PathDependent):
+                raise self.error(node, f"'{name}' names different modules depending on a run-time condition")
+            return v
         assert self.fn is not None
         if name in self.fn.globals:
             return self._global(self.fn.globals[name], name, node)
@@ -735,7 +794,7 @@ class Lowerer(LoopLowering):
         def short(sub: _Scope) -> None:
             sub.env["$cond"] = Static(not is_and)
 
-        outer = _Scope(env=dict(scope.env))
+        outer = _Scope(env=copy_env(scope.env))
         outer.env["$cond"] = Static(None)
         self._branch(
             c, [], [], outer, e,
@@ -749,7 +808,7 @@ class Lowerer(LoopLowering):
         if isinstance(cond, Static):
             return self.expr(body if cond.value else orelse, scope)
         c = self.to_bool(cond, test)
-        outer = _Scope(env=dict(scope.env))
+        outer = _Scope(env=copy_env(scope.env))
         outer.env["$v"] = Static(None)
 
         def branch(x: ast.expr) -> Callable[[_Scope], None]:
@@ -827,6 +886,14 @@ class Lowerer(LoopLowering):
     # ------------------------------------------------------------------ calls
 
     def _call(self, e: ast.Call, scope: _Scope) -> Value:
+        # An inlined callee may update a caller's tensor in place (see _update_in_place).
+        self._caller_scopes.append(scope)
+        try:
+            return self._dispatch_call(e, scope)
+        finally:
+            self._caller_scopes.pop()
+
+    def _dispatch_call(self, e: ast.Call, scope: _Scope) -> Value:
         fn = self.expr(e.func, scope)
         if any(isinstance(a, ast.Starred) for a in e.args) or any(k.arg is None for k in e.keywords):
             raise self.unsupported(e, "*args/**kwargs in a call")
@@ -873,7 +940,7 @@ class Lowerer(LoopLowering):
                 sub.env["$v"] = self._call_module(m, args, kwargs, node)
                 return
             hit = self._compare_index(fn.index, k, n, node)
-            inner = _Scope(env=dict(sub.env))
+            inner = _Scope(env=copy_env(sub.env))
             self._branch(hit, [], [], inner, node,
                          then_fn=lambda s2: pick_last(k, s2), else_fn=lambda s2: pick(k + 1, s2))
             sub.env["$v"] = inner.env["$v"]
@@ -884,7 +951,7 @@ class Lowerer(LoopLowering):
                 raise self.error(node, "calling a None entry of a module list")
             sub.env["$v"] = self._call_module(m, args, kwargs, node)
 
-        outer = _Scope(env=dict(scope.env))
+        outer = _Scope(env=copy_env(scope.env))
         outer.env["$v"] = Static(None)
         pick(0, outer)
         return outer.env["$v"]

@@ -75,7 +75,49 @@ class SeqVal:
     is_list: bool = False
 
 
-Value = SSAValue | Static | ModuleRef | GlobalRef | MethodRef | SeqVal | IndexedModule
+@dataclass(frozen=True)
+class PathDependent:
+    """A name bound to different modules or globals on the paths into a join.
+
+    Legal Python as long as it is not read again (a loop variable after an early
+    `break`, say); reading it is an error, since the choice would need a run-time
+    module value.
+    """
+
+    name: str
+
+
+def copy_env(env: dict[str, Any]) -> dict[str, Any]:
+    """A copy whose lists/tuples are fresh objects (aliasing between names kept).
+
+    Each branch or loop body mutates (`append`s to) its own copy; the join
+    compares them with `same_value`.
+    """
+    memo: dict[int, SeqVal] = {}
+
+    def cp(v: Any) -> Any:
+        if not isinstance(v, SeqVal):
+            return v
+        if id(v) not in memo:
+            memo[id(v)] = c = SeqVal([], v.is_list)
+            c.items = [cp(x) for x in v.items]
+        return memo[id(v)]
+
+    return {k: cp(v) for k, v in env.items()}
+
+
+def same_value(a: Any, b: Any) -> bool:
+    """`a` and `b` are the same value, or lists/tuples of the same values."""
+    if a is b:
+        return True
+    if isinstance(a, SeqVal) and isinstance(b, SeqVal):
+        return a.is_list == b.is_list and len(a.items) == len(b.items) and all(
+            same_value(x, y) for x, y in zip(a.items, b.items)
+        )
+    return False
+
+
+Value = SSAValue | Static | ModuleRef | GlobalRef | MethodRef | SeqVal | IndexedModule | PathDependent
 
 CONTAINER_MODULES = (nn.Sequential, nn.ModuleList, nn.ModuleDict)
 

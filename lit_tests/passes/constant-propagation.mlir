@@ -201,3 +201,26 @@ func.func @if_break(%x: tensor<4xf32>, %n: i64) -> tensor<4xf32> {
   }
   dycl.return %r : tensor<4xf32>
 }
+
+// An if result nobody reads is no longer yielded (here an int on one path and a
+// float on the other, which would otherwise force per-path copies later); the
+// pure ops that only fed it become dead and go.
+// CHECK-LABEL: func.func @unused_if_result
+// CHECK:         %[[R:.*]] = dycl.if %{{.*}} -> (tensor<4xf32>) {
+// CHECK-NEXT:      %[[Y:.*]] = dycl.call_module "a"
+// CHECK-NEXT:      dycl.yield %[[Y]] : tensor<4xf32>
+// CHECK-NEXT:    } else {
+// CHECK-NEXT:      dycl.yield %{{.*}} : tensor<4xf32>
+// CHECK-NEXT:    }
+// CHECK-NEXT:    dycl.return %[[R]] : tensor<4xf32>
+func.func @unused_if_result(%x: tensor<4xf32>, %c: i1) -> tensor<4xf32> {
+  %r, %s = dycl.if %c -> (tensor<4xf32>, !dycl.any) {
+    %y = dycl.call_module "a"(%x) : (tensor<4xf32>) -> tensor<4xf32>
+    %i = arith.constant 2 : i64
+    dycl.yield %y, %i : tensor<4xf32>, i64
+  } else {
+    %f = arith.constant 5.000000e-01 : f64
+    dycl.yield %x, %f : tensor<4xf32>, f64
+  }
+  dycl.return %r : tensor<4xf32>
+}

@@ -1,7 +1,7 @@
 // RUN: dycl-opt %s -p hoist-computation-free | filecheck %s
 // RUN: dycl-opt %s -p 'hoist-computation-free{report=true}' -o %t 2>&1 | filecheck %s --check-prefix=REPORT
 
-// REPORT: hoist-computation-free: removed 3 identity ops, moved 3 pass-through and 1 constant outputs to the host, removed 1 empty regions, merged 1 adjacent regions
+// REPORT: hoist-computation-free: removed 3 identity ops, moved 3 pass-through and 1 constant outputs to the host, built 1 tuples there, removed 1 empty regions, merged 1 adjacent regions
 
 // A region output that is one of its inputs is taken from the host directly.
 // CHECK-LABEL: func.func @passthrough
@@ -25,7 +25,7 @@ func.func @passthrough(%x: tensor<4xf32>) -> (tensor<4xf32>, tensor<4xf32>) {
 // CHECK-NEXT:    %[[K:.*]] = arith.constant 7 : i64
 // CHECK-NEXT:    %[[Y:.*]] = dycl.tensor_region -> (tensor<4xf32>) {
 // CHECK-NEXT:      %[[A:.*]] = dycl.call_module "fc"(%[[X]])
-// CHECK:           dycl.yield %[[A]] : tensor<4xf32>
+// CHECK-NEXT:      dycl.yield %[[A]] : tensor<4xf32>
 // CHECK-NEXT:    }
 // CHECK-NEXT:    dycl.return %[[Y]], %[[K]] : tensor<4xf32>, i64
 func.func @constant_output(%x: tensor<4xf32>) -> (tensor<4xf32>, i64) {
@@ -124,4 +124,23 @@ func.func @unchanged(%x: tensor<4xf32>) -> tensor<4xf32> {
     dycl.yield %b : tensor<4xf32>
   }
   dycl.return %z : tensor<4xf32>
+}
+
+// A tuple of a computed tensor and a host scalar is rebuilt on the host: the
+// region yields only the tensor, so the scalar never becomes a device tensor.
+// CHECK-LABEL: func.func @tuple_output
+// CHECK-SAME:    (%[[X:.*]]: tensor<4xf32>, %[[S:.*]]: f64)
+// CHECK-NEXT:    %[[Y:.*]] = dycl.tensor_region -> (tensor<4xf32>) {
+// CHECK-NEXT:      %[[A:.*]] = dycl.call_module "fc"(%[[X]])
+// CHECK-NEXT:      dycl.yield %[[A]] : tensor<4xf32>
+// CHECK-NEXT:    }
+// CHECK-NEXT:    %[[T:.*]] = dycl.make_tuple(%[[Y]], %[[S]])
+// CHECK-NEXT:    dycl.return %[[T]]
+func.func @tuple_output(%x: tensor<4xf32>, %s: f64) -> !dycl.pyobj {
+  %t = dycl.tensor_region -> (!dycl.pyobj) {
+    %a = dycl.call_module "fc"(%x) : (tensor<4xf32>) -> tensor<4xf32>
+    %u = dycl.make_tuple(%a, %s) : (tensor<4xf32>, f64) -> !dycl.pyobj
+    dycl.yield %u : !dycl.pyobj
+  }
+  dycl.return %t : !dycl.pyobj
 }

@@ -231,3 +231,83 @@ class PerPathShapes(nn.Module):
 
 
 CASES["per_path_shapes"] = (PerPathShapes, sign_inputs())
+
+
+class AugAssignAliases(nn.Module):
+    """`h += ...` on a tensor rebinds every name (and caller's name) bound to it, as
+    torch's in-place update is seen through them."""
+
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(4, 4)
+
+    def _bump(self, t):
+        t += 1.0
+        return t * 2
+
+    def forward(self, x):
+        h = self.fc(x)
+        y = h
+        outs = [h]
+        if x.sum() > 0:
+            z = self._bump(h)
+        else:
+            z = h - 1.0
+        h *= 3.0
+        return y, outs[0], z
+
+
+class ListAppendInBranch(nn.Module):
+    """A list grown on one path only: the other path must not see the element."""
+
+    def forward(self, x):
+        outs = [x]
+        if x.sum() > 0:
+            outs.append(x * 2)
+        return outs
+
+
+class BreakInBranch(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.layers = nn.ModuleList([nn.Linear(4, 4) for _ in range(3)])
+
+    def forward(self, x):
+        h = x
+        if x.mean() > -1.5:
+            for layer in self.layers:
+                h = layer(h) + x
+                if x.sum() > 1:
+                    break
+        return h
+
+
+class ScalarsInTuple(nn.Module):
+    """Host scalars of different types returned next to tensors."""
+
+    def forward(self, x):
+        h = x * 2
+        if x.sum() > 0:
+            return h, x.sum().item()
+        return h, int(x.max())
+
+
+class NestedScalarMerge(nn.Module):
+    """An int on one nested path, a float on another: each path keeps its type."""
+
+    def forward(self, x):
+        s = x.sum().item() if x.sum() > 0.5 else (1 if x.sum() > -0.5 else 2.5)
+        if x.mean() > -1.0:
+            if x.max() > 1.5:
+                k = 3
+            else:
+                k = 0.5
+            x = x * k
+        return x + s, s
+
+
+CASES["aug_assign_aliases"] = (AugAssignAliases, sign_inputs())
+CASES["list_append_in_branch"] = (ListAppendInBranch, sign_inputs())
+CASES["break_in_branch"] = (BreakInBranch, sign_inputs())
+CASES["scalars_in_tuple"] = (ScalarsInTuple, sign_inputs())
+CASES["nested_scalar_merge"] = (NestedScalarMerge, sign_inputs())

@@ -1,0 +1,93 @@
+"""Augmented assignment on tensors: `h += e` updates `h`'s storage in place.
+
+The compiled program is functional, so the frontend rebinds every name that
+holds the same tensor to the updated value. Names that hold a *view* of it
+(`y = h[0]`, `h.view(...)`) would change too in eager PyTorch, and that cannot
+be expressed by rebinding: such programs are rejected.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from torch import nn
+from xdsl.ir import Operation, SSAValue
+
+from dycl.dialects import dycl as d
+from dycl.frontend.values import SeqVal, Value
+
+# Ops whose result may share storage with their first operand.
+_VIEW_METHODS = frozenset({
+    "view", "view_as", "reshape", "reshape_as", "flatten", "squeeze", "unsqueeze", "transpose", "permute", "t",
+    "expand", "expand_as", "narrow", "select", "unfold", "split", "chunk", "unbind", "detach", "movedim",
+    "swapaxes", "diagonal", "contiguous", "to", "float", "type_as", "__getitem__",
+})
+_VIEW_FUNCTIONS = frozenset({
+    "torch.reshape", "torch.flatten", "torch.squeeze", "torch.unsqueeze", "torch.transpose", "torch.permute",
+    "torch.narrow", "torch.select", "torch.split", "torch.chunk", "torch.unbind", "torch.t", "torch.movedim",
+    "torch.detach", "_operator.getitem", "torch.nn.functional.dropout",
+})
+_VIEW_MODULES = (nn.Identity, nn.Dropout, nn.Dropout1d, nn.Dropout2d, nn.Dropout3d, nn.Flatten, nn.Unflatten)
+
+
+def maybe_tensor(v: Value) -> bool:
+    """Whether `v` may be a tensor at run time (Python numbers are immutable)."""
+    return isinstance(v, SSAValue) and (d.is_tensor_type(v.type) or v.type == d.ANY)
+
+
+def storage_root(v: SSAValue, model: nn.Module) -> SSAValue:
+    """The value whose storage `v` may view (`v` itself when it owns its storage)."""
+    while isinstance(owner := v.owner, Operation) and owner.operands:
+        if isinstance(owner, d.GetItemOp):
+            v = owner.operands[0]  # an element of a split/chunk/unbind result
+        elif isinstance(owner, d.CallMethodOp) and owner.method.data in _VIEW_METHODS:
+            v = owner.operands[0]
+        elif isinstance(owner, d.CallFunctionOp) and owner.target.data in _VIEW_FUNCTIONS:
+            v = owner.operands[0]
+        elif isinstance(owner, d.CallModuleOp) and isinstance(model.get_submodule(owner.path.data), _VIEW_MODULES):
+            v = owner.operands[0]
+        else:
+            break
+    return v
+
+
+def possible_roots(v: SSAValue, model: nn.Module, joins: dict[SSAValue, list[SSAValue]]) -> set[SSAValue]:
+    """Every storage `v` may share: a `dycl.if` result (`joins` holds what each
+    path yields) may be any of its paths' values, so their roots count too."""
+    roots: set[SSAValue] = set()
+    stack = [v]
+    while stack:
+        root = storage_root(stack.pop(), model)
+        if root not in roots:
+            roots.add(root)
+            stack.extend(joins.get(root, ()))
+    return roots
+
+
+def bound_values(env: dict[str, Value]) -> Iterator[tuple[str, SSAValue]]:
+    """Every (name, SSA value) an environment holds, list and tuple elements included."""
+    for name, v in env.items():
+        stack = [v]
+        while stack:
+            x = stack.pop()
+            if isinstance(x, SSAValue):
+                yield name, x
+            elif isinstance(x, SeqVal):
+                stack.extend(x.items)
+
+
+def rebind(env: dict[str, Value], old: SSAValue, new: SSAValue) -> None:
+    """Every name (and list/tuple element) holding `old` now holds `new`."""
+    for name, v in list(env.items()):
+        if v is old:
+            env[name] = new
+        elif isinstance(v, SeqVal):
+            _rebind_items(v, old, new)
+
+
+def _rebind_items(seq: SeqVal, old: SSAValue, new: SSAValue) -> None:
+    for i, x in enumerate(seq.items):
+        if x is old:
+            seq.items[i] = new
+        elif isinstance(x, SeqVal):
+            _rebind_items(x, old, new)
