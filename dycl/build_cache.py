@@ -87,23 +87,39 @@ class BuildCache:
 
     def build(self, backend: Backend, spec: SubgraphSpec, fn: func.FuncOp, model: nn.Module,
               target: Target, out_dir: Path) -> str:
-        key = structural_key(fn, model, backend.name, target)
+        key, file = self.lookup(backend, fn, model, target, out_dir, spec.name)
+        if file is None:
+            file = backend.build(spec, target, out_dir)
+            self.record(key, out_dir, file)
+        return file
+
+    def lookup(self, backend: Backend, fn: func.FuncOp, model: nn.Module, target: Target,
+               out_dir: Path, name: str) -> tuple[str, str | None]:
+        """The build key, and the artifact file (copied into `out_dir` as `name`)
+        when this compile or an earlier one built it already; None: build it."""
+        key = structural_key(fn, model, backend.cache_tag(), target)
+        return key, self.reuse(key, out_dir, name)
+
+    def reuse(self, key: str, out_dir: Path, name: str) -> str | None:
         if key in self.built:
             self.deduplicated += 1
             src_dir, file = self.built[key]
-            return self._copy(src_dir, file, out_dir, spec.name)
+            return self.copy(src_dir, file, out_dir, name)
         root = cache_dir()
         entry = root / "builds" / key if root is not None else None
         if entry is not None and (entry / "done").exists():
             self.hits += 1
             file = (entry / "done").read_text().strip()
             self.built[key] = (entry, file)
-            return self._copy(entry, file, out_dir, spec.name)
-        file = backend.build(spec, target, out_dir)
+            return self.copy(entry, file, out_dir, name)
+        return None
+
+    def record(self, key: str, out_dir: Path, file: str) -> None:
+        """`file` in `out_dir` is the build for `key`: reuse it, here and later."""
         self.built[key] = (out_dir, file)
-        if entry is not None:
-            self._store(out_dir, file, entry)
-        return file
+        root = cache_dir()
+        if root is not None:
+            self._store(out_dir, file, root / "builds" / key)
 
     @staticmethod
     def _artifact_files(directory: Path, file: str) -> list[Path]:
@@ -111,7 +127,7 @@ class BuildCache:
         stem = file.split(".", 1)[0]
         return [p for p in directory.iterdir() if p.name == file or p.name.startswith(stem + ".")]
 
-    def _copy(self, src_dir: Path, file: str, out_dir: Path, name: str) -> str:
+    def copy(self, src_dir: Path, file: str, out_dir: Path, name: str) -> str:
         stem = file.split(".", 1)[0]
         for p in self._artifact_files(src_dir, file):
             target = out_dir / (name + p.name[len(stem):])

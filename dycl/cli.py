@@ -65,13 +65,14 @@ def cmd_import(args: argparse.Namespace) -> None:
 
 def cmd_compile(args: argparse.Namespace) -> None:
     from dycl.backends.base import Target
-    from dycl.compiler import CompileReport, build_artifact, lower_and_optimize, run_pipeline
+    from dycl.compiler import CompileReport, build_artifact, build_options, lower_and_optimize, run_pipeline
     from dycl.frontend.lowering import lower_module
     from dycl.passes.pipelines import pipeline_passes
     from dycl.printing import module_text
 
     model, inputs = _model_and_inputs(args)
     target = Target.parse(args.target, args.arch)
+    options = build_options(target, args.tune_trials, args.tuning_db)
     report = CompileReport()
     if args.dump_ir_after:
         start = time.perf_counter()
@@ -93,7 +94,7 @@ def cmd_compile(args: argparse.Namespace) -> None:
 
         choose_fastest_backends(module, target, report)
         backend = "torch"  # every sub-DNN now names its own
-    build_artifact(module, model, inputs, out, target, backend, report)
+    build_artifact(module, model, inputs, out, target, backend, report, jobs=args.jobs, options=options)
     from dycl.hcfg import Hcfg
 
     print(Hcfg.from_module(module).summary())
@@ -190,6 +191,10 @@ def build_parser() -> argparse.ArgumentParser:
     sp.add_argument("--pipeline", default="dycl-default")
     sp.add_argument("--dump-ir-after", metavar="PASS", help="print IR after PASS (or 'all') to stderr")
     sp.add_argument("--time-passes", action="store_true", help="report time per pass and backend")
+    sp.add_argument("-j", "--jobs", type=int, default=1, help="sub-DNNs built at once (worker processes)")
+    sp.add_argument("--tune-trials", type=int, default=0, metavar="N",
+                    help="tune TVM kernels with MetaSchedule, N trials per task (llvm only)")
+    sp.add_argument("--tuning-db", metavar="DIR", help="persistent tuning database (default: the build cache)")
     sp.add_argument("-o", "--output", required=True, help="artifact directory")
     sp.set_defaults(func=cmd_compile)
 

@@ -20,15 +20,14 @@ from xdsl.dialects import func
 from xdsl.dialects.builtin import ModuleOp, StringAttr
 from xdsl.passes import ModulePass
 
-from dycl.backends.base import SubgraphSpec, Target, get_backend
-from dycl.build_cache import BuildCache
-from dycl.diagnostics import BackendError
+from dycl.backends.base import BuildOptions, SubgraphSpec, Target, get_backend
 from dycl.dialects import dycl as d
 from dycl.frontend.lowering import lower_module
 from dycl.fx import example_inputs, to_graph_module
 from dycl.hcfg import Hcfg
 from dycl.host.python import emit_host_python
 from dycl.models import register_live
+from dycl.parallel_build import BuildJob, build_subgraphs
 from dycl.printing import module_text
 from dycl.types import tensor_type_of
 
@@ -106,42 +105,31 @@ def lower_and_optimize(model: nn.Module, inputs: Sequence[torch.Tensor], pipelin
 
 
 def build_artifact(module: ModuleOp, model: nn.Module, inputs: Sequence[torch.Tensor], out_dir: Path,
-                   target: Target, backend: str, report: CompileReport | None = None) -> None:
+                   target: Target, backend: str, report: CompileReport | None = None, *, jobs: int = 1,
+                   options: BuildOptions = BuildOptions()) -> None:
     out_dir.mkdir(parents=True, exist_ok=True)
-    cache = BuildCache()
-    subgraphs: dict[str, Any] = {}
-    loaders: dict[str, str] = {}
+    builds: list[BuildJob] = []
     for f in module.ops:
         if not isinstance(f, func.FuncOp) or d.SUBGRAPH_ATTR not in f.attributes:
             continue
-        name = f.sym_name.data
         chosen = f.attributes.get(d.BACKEND_ATTR)
-        be = get_backend(chosen.data if isinstance(chosen, StringAttr) else backend)
-        spec = SubgraphSpec(name, to_graph_module(f, model), example_inputs(f))
-        start = time.perf_counter()
-        try:
-            file = cache.build(be, spec, f, model, target, out_dir)
-        except BackendError as e:
-            if be.name == "torch":
-                raise
-            # The eager reference takes any sub-DNN: fall back, and say why.
-            note = f"{name}: {be.name} cannot compile it ({e.message}); running it with torch instead"
-            print(f"dycl: note: {note}", file=sys.stderr)
-            if report is not None:
-                report.fallbacks.append(note)
-            be = get_backend("torch")
-            file = cache.build(be, spec, f, model, target, out_dir)
+        be = get_backend(chosen.data if isinstance(chosen, StringAttr) else backend, options)
+        builds.append(BuildJob(be, SubgraphSpec(f.sym_name.data, to_graph_module(f, model), example_inputs(f)), f))
+    built = build_subgraphs(builds, model, target, out_dir, jobs, report)
+    subgraphs: dict[str, Any] = {}
+    loaders: dict[str, str] = {}
+    for job in builds:
+        name = job.spec.name
+        result = built[name]
         if report is not None:
-            report.backend_seconds[name] = time.perf_counter() - start
-        loaders[be.name] = be.loader_source()
+            report.backend_seconds[name] = result.seconds
+        loaders[result.backend] = get_backend(result.backend).loader_source()
         subgraphs[name] = {
-            "backend": be.name,
-            "file": file,
-            "inputs": [str(t) for t in f.function_type.inputs.data],
-            "outputs": [str(t) for t in f.function_type.outputs.data],
+            "backend": result.backend,
+            "file": result.file,
+            "inputs": [str(t) for t in job.fn.function_type.inputs.data],
+            "outputs": [str(t) for t in job.fn.function_type.outputs.data],
         }
-    if report is not None:
-        report.cache_hits, report.deduplicated = cache.hits, cache.deduplicated
     host = emit_host_python(module, loaders, type(model).__name__)
     (out_dir / "host.py").write_text(host)
     (out_dir / "module.mlir").write_text(module_text(module))
@@ -167,13 +155,22 @@ def compile(
     arch: str | None = None,
     out_dir: str | Path | None = None,
     pipeline: str = "dycl-default",
+    jobs: int = 1,
+    tune_trials: int = 0,
+    tuning_dir: str | Path | None = None,
 ) -> Any:
-    """Compile a dynamic `model` for `target`; returns a callable `CompiledModel`."""
+    """Compile a dynamic `model` for `target`; returns a callable `CompiledModel`.
+
+    `jobs` builds that many sub-DNNs at once (worker processes); `tune_trials`
+    tunes TVM's kernels with MetaSchedule (that many trials per task, llvm only),
+    recording the results in `tuning_dir` (default: the build cache's `tuning/`).
+    """
     from dycl.runtime import CompiledModel
 
     inputs = list(example_inputs)
     report = CompileReport()
     tgt = Target.parse(target, arch)
+    options = build_options(tgt, tune_trials, tuning_dir)
     if backend != "fastest":
         get_backend(backend)  # fail early on a typo
     module = lower_and_optimize(model, inputs, pipeline, report)
@@ -187,7 +184,7 @@ def compile(
         if out.exists() and any(out.iterdir()) and not (out / "manifest.json").exists():
             raise FileExistsError(f"output directory '{out}' exists and is not a dycl artifact")
     try:
-        build_artifact(module, model, inputs, out, tgt, backend, report)
+        build_artifact(module, model, inputs, out, tgt, backend, report, jobs=jobs, options=options)
     except BaseException:
         if out_dir is not None and not (out / "manifest.json").exists():
             shutil.rmtree(out, ignore_errors=True)
@@ -196,6 +193,14 @@ def compile(
     if out_dir is None:  # a temporary artifact lives as long as the model
         weakref.finalize(cm, shutil.rmtree, out, ignore_errors=True)
     return cm
+
+
+def build_options(target: Target, tune_trials: int = 0, tuning_dir: str | Path | None = None) -> BuildOptions:
+    if tune_trials < 0:
+        raise ValueError("tune_trials must be >= 0")
+    if tune_trials and target.kind != "llvm":
+        raise ValueError("tuning measures kernels on this machine's CPU: --tune-trials needs --target llvm")
+    return BuildOptions(tune_trials, str(tuning_dir) if tuning_dir is not None else None)
 
 
 def choose_fastest_backends(module: ModuleOp, target: Target, report: CompileReport | None = None) -> None:

@@ -35,6 +35,14 @@ class Target:
         return {"kind": self.kind, **({"arch": self.arch} if self.arch else {})}
 
 
+@dataclass(frozen=True)
+class BuildOptions:
+    """How backends build: tuning for TVM and where its records persist."""
+
+    tune_trials: int = 0  # MetaSchedule trials per tuning task (tvm); 0 builds untuned
+    tuning_dir: str | None = None  # the persistent tuning database; default <cache>/tuning
+
+
 @dataclass
 class SubgraphSpec:
     """What a backend needs to build one sub-DNN."""
@@ -51,6 +59,11 @@ class Backend(ABC):
     name: str = ""
     # The Python import the generated host needs to load this backend's artifacts.
     runtime_imports: tuple[str, ...] = ()
+    options: BuildOptions = BuildOptions()
+
+    def cache_tag(self) -> str:
+        """What, besides the sub-DNN and target, decides this backend's output."""
+        return self.name
 
     @abstractmethod
     def build(self, spec: SubgraphSpec, target: Target, out_dir: Path) -> str:
@@ -69,11 +82,14 @@ def register_backend(name: str, factory: Callable[[], Backend]) -> None:
     _REGISTRY[name] = factory
 
 
-def get_backend(name: str) -> Backend:
+def get_backend(name: str, options: BuildOptions | None = None) -> Backend:
     _load_builtin()
     if name not in _REGISTRY:
         raise ValueError(f"unknown backend '{name}' (available: {', '.join(sorted(_REGISTRY))})")
-    return _REGISTRY[name]()
+    backend = _REGISTRY[name]()
+    if options is not None:
+        backend.options = options
+    return backend
 
 
 def backend_names() -> list[str]:

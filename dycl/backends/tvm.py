@@ -9,7 +9,7 @@ from pathlib import Path
 
 import torch
 
-from dycl.backends.base import Backend, SubgraphSpec, Target
+from dycl.backends.base import Backend, BuildOptions, SubgraphSpec, Target
 from dycl.diagnostics import BackendError
 
 
@@ -30,14 +30,14 @@ def export(spec: SubgraphSpec) -> torch.export.ExportedProgram:
             raise BackendError(f"sub-DNN {spec.name} could not be exported: {str(e).splitlines()[0]}") from None
 
 
-def build_relax(spec: SubgraphSpec, target: Target):
+def build_relax(spec: SubgraphSpec, target: Target, options: BuildOptions = BuildOptions()):
     """The compiled Relax executable for one sub-DNN."""
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", FutureWarning)  # torch's pytree deprecation, inside TVM
-        return _build_relax(spec, target)
+        return _build_relax(spec, target, options)
 
 
-def _build_relax(spec: SubgraphSpec, target: Target):
+def _build_relax(spec: SubgraphSpec, target: Target, options: BuildOptions):
     import tvm
     from tvm import relax
     from tvm.relax.frontend.torch import from_exported_program
@@ -48,6 +48,10 @@ def _build_relax(spec: SubgraphSpec, target: Target):
     except Exception as e:
         raise BackendError(f"TVM cannot import sub-DNN {spec.name}: {str(e).splitlines()[0]}") from None
     tgt = tvm_target(target)
+    if options.tune_trials > 0:
+        from dycl.backends.tuning import tune_and_compile
+
+        return tune_and_compile(mod, tgt, options)[0]
     # For cuda the default pipeline also schedules every kernel (dlight).
     try:
         ex = tvm.compile(mod, tgt, relax_pipeline=relax.get_default_pipeline(tgt))
@@ -117,8 +121,13 @@ class TvmBackend(Backend):
     name = "tvm"
     runtime_imports = ("tvm",)
 
+    def cache_tag(self) -> str:
+        return f"tvm+tune{self.options.tune_trials}" if self.options.tune_trials else "tvm"
+
     def build(self, spec: SubgraphSpec, target: Target, out_dir: Path) -> str:
-        ex = build_relax(spec, target)
+        if self.options.tune_trials and target.kind != "llvm":
+            raise BackendError("--tune-trials tunes on this machine's CPU: it needs an llvm target")
+        ex = build_relax(spec, target, self.options)
         file = f"{spec.name}.so"
         ex.export_library(str(out_dir / file))
         if target.kind == "cuda":

@@ -1,0 +1,113 @@
+"""Building the sub-DNNs of one compile: cached, deduplicated, in worker processes.
+
+Each distinct sub-DNN (by build key) is built once; the rest are copies. With
+`jobs > 1` the builds run in spawned processes (torch.export and TVM's Python
+passes hold the GIL, so threads would not overlap). Tuned TVM builds run one at a
+time: MetaSchedule already measures on every core.
+"""
+
+from __future__ import annotations
+
+import multiprocessing
+import sys
+import time
+from concurrent.futures import ProcessPoolExecutor, as_completed
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from torch import nn
+from tqdm import tqdm
+from xdsl.dialects import func
+
+from dycl.backends.base import Backend, BuildOptions, SubgraphSpec, Target, get_backend
+from dycl.build_cache import BuildCache
+from dycl.diagnostics import BackendError
+
+
+@dataclass
+class BuildJob:
+    backend: Backend
+    spec: SubgraphSpec
+    fn: func.FuncOp
+
+
+@dataclass
+class Built:
+    backend: str
+    file: str
+    seconds: float
+
+
+def build_subgraphs(jobs: list[BuildJob], model: nn.Module, target: Target, out_dir: Path, workers: int = 1,
+                    report: Any = None) -> dict[str, Built]:
+    """Every job's artifact in `out_dir`, by sub-DNN name."""
+    cache = BuildCache()
+    results: dict[str, Built] = {}
+    pending: dict[str, list[BuildJob]] = {}  # build key → the jobs that share it
+    for job in jobs:
+        key, file = cache.lookup(job.backend, job.fn, model, target, out_dir, job.spec.name)
+        if file is not None:
+            results[job.spec.name] = Built(job.backend.name, file, 0.0)
+        else:
+            pending.setdefault(key, []).append(job)
+    outcomes = _run([group[0] for group in pending.values()], target, out_dir, workers)
+    for key, (first, *rest) in pending.items():
+        file, seconds = outcomes[first.spec.name]
+        backend = first.backend
+        if file.startswith("error:"):
+            if backend.name == "torch":
+                raise BackendError(file.removeprefix("error:"))
+            # The eager reference takes any sub-DNN: fall back, and say why.
+            note = (f"{first.spec.name}: {backend.name} cannot compile it ({file.removeprefix('error:')}); "
+                    "running it with torch instead")
+            print(f"dycl: note: {note}", file=sys.stderr)
+            if report is not None:
+                report.fallbacks.append(note)
+            backend = get_backend("torch")
+            start = time.perf_counter()
+            file = cache.build(backend, first.spec, first.fn, model, target, out_dir)
+            seconds += time.perf_counter() - start
+        else:
+            cache.record(key, out_dir, file)
+        results[first.spec.name] = Built(backend.name, file, seconds)
+        for job in rest:
+            cache.deduplicated += 1
+            results[job.spec.name] = Built(backend.name, cache.copy(out_dir, file, out_dir, job.spec.name), 0.0)
+    if report is not None:
+        report.cache_hits, report.deduplicated = cache.hits, cache.deduplicated
+    return results
+
+
+def _build_one(backend: str, options: BuildOptions, spec: SubgraphSpec, target: Target,
+               out_dir: str) -> tuple[str, float]:
+    """(file, seconds), or ("error:<message>", seconds) if the backend refused."""
+    start = time.perf_counter()
+    try:
+        file = get_backend(backend, options).build(spec, target, Path(out_dir))
+    except BackendError as e:
+        file = "error:" + e.message
+    return file, time.perf_counter() - start
+
+
+def _run(jobs: list[BuildJob], target: Target, out_dir: Path, workers: int) -> dict[str, tuple[str, float]]:
+    progress = tqdm(total=len(jobs), desc="building sub-DNNs", unit="sub-DNN", file=sys.stderr,
+                    disable=None if len(jobs) > 1 else True)  # None: only on a terminal
+    out: dict[str, tuple[str, float]] = {}
+    tuned = any(j.backend.options.tune_trials for j in jobs)
+    with progress:
+        if workers <= 1 or len(jobs) <= 1 or tuned:
+            for j in jobs:
+                out[j.spec.name] = _build_one(j.backend.name, j.backend.options, j.spec, target, str(out_dir))
+                progress.update()
+            return out
+        context = multiprocessing.get_context("spawn")  # fork would copy torch's thread pools mid-use
+        with ProcessPoolExecutor(max_workers=min(workers, len(jobs)), mp_context=context) as pool:
+            futures = {
+                pool.submit(_build_one, j.backend.name, j.backend.options, j.spec, target, str(out_dir)): j
+                for j in jobs
+            }
+            for done in as_completed(futures):
+                out[futures[done].spec.name] = done.result()
+                progress.update()
+    return out

@@ -1,0 +1,43 @@
+"""`jobs > 1`: sub-DNNs built in worker processes give the same artifact as a serial build."""
+
+import json
+
+import pytest
+import torch
+
+import dycl
+from dycl.demo import max_abs_error
+
+pytestmark = pytest.mark.slow
+
+
+def test_parallel_build_matches_serial_and_eager(monkeypatch, tmp_path):
+    import skipnet
+
+    monkeypatch.setenv("DYCL_CACHE_DIR", "off")  # every sub-DNN really built, in both compiles
+    model = skipnet.make_model()
+    serial = dycl.compile(model, skipnet.example_inputs(), backend="tvm", out_dir=tmp_path / "serial")
+    parallel = dycl.compile(model, skipnet.example_inputs(), backend="tvm", out_dir=tmp_path / "parallel", jobs=2)
+    manifests = [json.loads((tmp_path / d / "manifest.json").read_text()) for d in ("serial", "parallel")]
+    assert manifests[0]["subgraphs"] == manifests[1]["subgraphs"]
+    assert len(manifests[1]["subgraphs"]) > 2
+    assert parallel.report.deduplicated == serial.report.deduplicated
+    with torch.no_grad():
+        for x in skipnet.branch_inputs().values():
+            assert max_abs_error(model(*x), parallel(*x)) <= 1e-5
+            assert max_abs_error(serial(*x), parallel(*x)) == 0.0
+
+
+def test_parallel_build_falls_back_per_sub_dnn(monkeypatch):
+    """A backend error in a worker gives the same note and torch fallback as in-process."""
+    from test_backend_onnxruntime import UsesSvd
+
+    monkeypatch.setenv("DYCL_CACHE_DIR", "off")
+    model = UsesSvd().eval()
+    cm = dycl.compile(model, [torch.randn(4, 4)], backend="onnxruntime", jobs=2)
+    backends = {name: s["backend"] for name, s in cm.subgraphs.items()}
+    assert set(backends.values()) == {"torch", "onnxruntime"}, backends
+    assert any("could not be exported to ONNX" in note and "svdvals" in note for note in cm.report.fallbacks)
+    with torch.no_grad():
+        for x in (torch.randn(4, 4) * 10, torch.zeros(4, 4)):
+            assert max_abs_error(model(x), cm(x)) <= 1e-5
