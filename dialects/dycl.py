@@ -18,6 +18,7 @@ from collections.abc import Sequence, Set as AbstractSet
 from typing import ClassVar
 
 from xdsl.dialects.builtin import (
+    DYNAMIC_INDEX,
     ArrayAttr,
     DenseIntOrFPElementsAttr,
     FlatSymbolRefAttrConstr,
@@ -34,6 +35,7 @@ from xdsl.dialects.builtin import (
     UnitAttr,
     UnrankedTensorType,
     Float64Type,
+    f64,
     i1,
     i64,
 )
@@ -567,6 +569,11 @@ class GetItemOp(IRDLOperation):
 # ------------------------------------------------------------ host/device boundary
 
 
+def _may_have_one_element(t: TensorType) -> bool:
+    """Every static dim is 1; a `?` dim may be 1 at run time (torch raises if not)."""
+    return all(dim in (1, DYNAMIC_INDEX) for dim in t.get_shape())
+
+
 @irdl_op_definition
 class ToBoolOp(IRDLOperation):
     """Python truthiness of a value: `bool(t)`. On a tensor this is a device→host sync.
@@ -589,10 +596,7 @@ class ToBoolOp(IRDLOperation):
     def verify_(self) -> None:
         t = self.input.type
         if isinstance(t, TensorType):
-            n = 1
-            for d in t.get_shape():
-                n *= d
-            if n != 1:
+            if not _may_have_one_element(t):
                 raise VerifyException(
                     f"'dycl.to_bool' needs a one-element tensor, got {t} "
                     "(bool() of a multi-element tensor is ambiguous)"
@@ -602,6 +606,9 @@ class ToBoolOp(IRDLOperation):
 @irdl_op_definition
 class ItemOp(IRDLOperation):
     """Reads a one-element tensor into a host scalar (`.item()`, `int(t)`, `float(t)`).
+
+    The result is i1, i64 or f64 (Python's bool, int, float), or `!dycl.any`
+    until `shape-inference` picks one from the tensor's dtype.
 
     ```mlir
     %v = dycl.item %t : tensor<i64> -> i64
@@ -622,15 +629,9 @@ class ItemOp(IRDLOperation):
         t = self.input.type
         if not (is_tensor_type(t) or t == ANY or is_host_scalar_type(t)):
             raise VerifyException(f"'dycl.item' reads a tensor or converts a host scalar, got {t}")
-        if isinstance(t, TensorType):
-            n = 1
-            for d in t.get_shape():
-                n *= d
-            if n != 1:
-                raise VerifyException(
-                    f"'dycl.item' needs a one-element tensor, got {t}"
-                )
-        if not (is_host_scalar_type(self.result.type) or self.result.type == ANY):
+        if isinstance(t, TensorType) and not _may_have_one_element(t):
+            raise VerifyException(f"'dycl.item' needs a one-element tensor, got {t}")
+        if self.result.type not in (i1, i64, f64, ANY):
             raise VerifyException(
                 f"'dycl.item' produces a host scalar (i1, i64, f64), got {self.result.type}"
             )
@@ -661,9 +662,11 @@ def _check_yields(op: Operation, region: Region, expected: Sequence[Attribute], 
         raise VerifyException(f"'{op.name}' {what} region must have exactly one block")
     block = region.block
     last = block.last_op
-    if last is None or not last.has_trait(IsTerminator):
+    # Only these leave a region in a way the lowering and the host runtime know.
+    if not isinstance(last, (YieldOp, ReturnOp, BreakOp)):
+        got = f", got {last.name}" if last is not None else ""
         raise VerifyException(
-            f"'{op.name}' {what} region must end with dycl.yield, dycl.return or dycl.break"
+            f"'{op.name}' {what} region must end with dycl.yield, dycl.return or dycl.break{got}"
         )
     got = _terminator_types(block)
     if got is not None and not types_accept(expected, got):
@@ -957,8 +960,10 @@ class WhileOp(IRDLOperation):
                 raise VerifyException(
                     f"'dycl.while' {what} region arguments must match its result types"
                 )
-        if not isinstance(self.cond_region.block.last_op, ConditionOp):
-            raise VerifyException("'dycl.while' cond region must end with dycl.condition")
+        last = self.cond_region.block.last_op
+        if not isinstance(last, ConditionOp):
+            got = f", got {last.name}" if last is not None else ""
+            raise VerifyException(f"'dycl.while' cond region must end with dycl.condition{got}")
         _check_yields(self, self.body, carried, "body")
 
     @classmethod
@@ -1006,12 +1011,25 @@ class ConditionOp(IRDLOperation):
 
     name = "dycl.condition"
     cond = operand_def(i1)
-    traits = lazy_traits_def(lambda: (IsTerminator(), HasParent(WhileOp)))
+    traits = traits_def(IsTerminator())
 
     assembly_format = "$cond attr-dict"
 
     def __init__(self, cond: SSAValue):
         super().__init__(operands=[cond])
+
+    def verify_(self) -> None:
+        # Here rather than in the parent's verifier: nested ops verify first.
+        parent = self.parent_op()
+        if isinstance(parent, WhileOp) and self.parent_region() is parent.cond_region:
+            return
+        if isinstance(parent, WhileOp):
+            where = "the body of a dycl.while"
+        else:
+            where = f"a {parent.name} region" if parent is not None else "a detached block"
+        raise VerifyException(
+            f"'dycl.condition' can only end the cond region of a dycl.while, not {where}"
+        )
 
 
 @irdl_op_definition
@@ -1146,9 +1164,11 @@ class TensorRegionOp(IRDLOperation):
         super().__init__(result_types=[result_types], regions=[body])
 
     def verify_(self) -> None:
+        last = self.body.block.last_op
+        if not isinstance(last, YieldOp):
+            got = f", got {last.name}" if last is not None else ""
+            raise VerifyException(f"'dycl.tensor_region' must end with dycl.yield{got}")
         _check_yields(self, self.body, list(self.output.types), "body")
-        if not isinstance(self.body.block.last_op, YieldOp):
-            raise VerifyException("'dycl.tensor_region' must end with dycl.yield")
         for op in self.body.block.ops:
             if isinstance(op, HOST_ONLY_OPS):
                 raise VerifyException(

@@ -9,6 +9,7 @@ from typing import Any
 from xdsl.context import Context
 from xdsl.dialects import arith, func
 from xdsl.dialects.builtin import (
+    DYNAMIC_INDEX,
     ArrayAttr,
     FloatAttr,
     IntegerAttr,
@@ -30,6 +31,7 @@ from xdsl.pattern_rewriter import (
     op_type_rewrite_pattern,
 )
 
+from dycl.diagnostics import PassError
 from dycl.dialects import dycl as d
 from dycl.frontend.values import resolve_qualname
 from dycl.passes.shape_inference import arith_constant_value, python_constant
@@ -110,39 +112,95 @@ class FoldPureCall(RewritePattern):
         _replace_with_value(op, value, rewriter)
 
 
+@dataclass(frozen=True)
+class _OutOfRange:
+    """A shape query or get_item whose index is known to be out of range."""
+
+    message: str
+
+
+def _shape_value(t: TensorType, i: int) -> Any:
+    """Dimension `i` of `t` (negative counts from the end), if static."""
+    shape = tuple(t.get_shape())
+    if not -len(shape) <= i < len(shape):
+        return _OutOfRange(f"dimension {i} is out of range for {t} (rank {len(shape)})")
+    return _NO_VALUE if shape[i] == DYNAMIC_INDEX else shape[i]
+
+
+def _full_shape(t: TensorType) -> Any:
+    shape = tuple(t.get_shape())
+    return _NO_VALUE if DYNAMIC_INDEX in shape else shape
+
+
+def _shape_of(v: SSAValue) -> TensorType | None:
+    """The tensor type whose whole shape `v` is (`x.size()` or `x.shape`), if any."""
+    op = v.owner
+    if isinstance(op, d.CallMethodOp) and op.method.data == "size":
+        pos, kw = op.positional_and_keyword()
+        if len(pos) == 1 and not kw and isinstance(pos[0].type, TensorType):
+            return pos[0].type
+    elif isinstance(op, d.CallFunctionOp) and op.target.data == "builtins.getattr":
+        pos, kw = op.positional_and_keyword()
+        if len(pos) == 2 and not kw and isinstance(pos[0].type, TensorType) and constant_of(pos[1]) == "shape":
+            return pos[0].type
+    return None
+
+
+def _shape_query_value(op: Operation) -> Any:
+    """What a shape query or `dycl.get_item` computes, if known at compile time:
+    a value, _NO_VALUE, or _OutOfRange for an index that must fail.
+
+    Dynamic (`?`) dimensions are known only at run time.
+    """
+    if isinstance(op, d.CallMethodOp) and op.method.data in _SHAPE_METHODS:
+        pos, kw = op.positional_and_keyword()
+        t = pos[0].type
+        if not isinstance(t, TensorType) or kw:
+            return _NO_VALUE
+        rest = [constant_of(v) for v in pos[1:]]
+        name = op.method.data
+        if rest:
+            # Only `size(i)` takes an argument; anything else is left to the run time.
+            if name != "size" or len(rest) != 1 or type(rest[0]) is not int:
+                return _NO_VALUE
+            return _shape_value(t, rest[0])
+        if name == "dim":
+            return len(t.get_shape())
+        shape = _full_shape(t)
+        if name == "numel" and shape is not _NO_VALUE:
+            return math.prod(shape)
+        return shape
+    if isinstance(op, d.CallFunctionOp) and op.target.data == "builtins.getattr":
+        pos, _ = op.positional_and_keyword()
+        t = pos[0].type
+        attr = constant_of(pos[1]) if len(pos) > 1 else _NO_VALUE
+        if isinstance(t, TensorType) and attr == "shape":
+            return _full_shape(t)
+        if isinstance(t, TensorType) and attr == "ndim":
+            return len(t.get_shape())
+        return _NO_VALUE
+    if isinstance(op, d.GetItemOp):
+        i = op.index.value.data
+        if (t := _shape_of(op.source)) is not None:
+            return _shape_value(t, i)  # `x.shape[1]` folds even when another dim is `?`
+        src = constant_of(op.source)
+        if not isinstance(src, (tuple, list, str)):
+            return _NO_VALUE
+        if not -len(src) <= i < len(src):
+            return _OutOfRange(f"index {i} is out of range for a {type(src).__name__} of {len(src)} elements")
+        return src[i]
+    return _NO_VALUE
+
+
 class FoldShapeQuery(RewritePattern):
-    """`x.size(1)`, `x.dim()`, `x.numel()`, `x.shape` on a static tensor type."""
+    """`x.size(1)`, `x.dim()`, `x.numel()`, `x.shape`, `x.shape[1]` on a tensor type
+    where the dimensions asked for are static; `dycl.get_item` of a constant.
+    An out-of-range index is left for ConstantPropagationPass to report."""
 
     def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter) -> None:
-        if isinstance(op, d.CallMethodOp) and op.method.data in _SHAPE_METHODS:
-            pos, kw = op.positional_and_keyword()
-            t = pos[0].type
-            if not isinstance(t, TensorType) or kw:
-                return
-            shape = tuple(t.get_shape())
-            rest = [constant_of(v) for v in pos[1:]]
-            if any(r is _NO_VALUE for r in rest):
-                return
-            name = op.method.data
-            if name == "dim":
-                value: Any = len(shape)
-            elif name == "numel":
-                value = math.prod(shape)
-            else:
-                value = shape[rest[0]] if rest else shape
+        value = _shape_query_value(op)
+        if value is not _NO_VALUE and not isinstance(value, _OutOfRange):
             _replace_with_value(op, value, rewriter)
-        elif isinstance(op, d.CallFunctionOp) and op.target.data == "builtins.getattr":
-            pos, _ = op.positional_and_keyword()
-            t = pos[0].type
-            attr = constant_of(pos[1]) if len(pos) > 1 else _NO_VALUE
-            if isinstance(t, TensorType) and attr == "shape":
-                _replace_with_value(op, tuple(t.get_shape()), rewriter)
-            elif isinstance(t, TensorType) and attr == "ndim":
-                _replace_with_value(op, len(t.get_shape()), rewriter)
-        elif isinstance(op, d.GetItemOp):
-            src = constant_of(op.source)
-            if src is not _NO_VALUE:
-                _replace_with_value(op, src[op.index.value.data], rewriter)
 
 
 class FoldToBool(RewritePattern):
@@ -251,10 +309,13 @@ class ConstantPropagationPass(ModulePass):
 
     Expects: dycl IR. Guarantees: Python arithmetic and comparisons on constants
     (`_operator.*`, `math.*`, pure builtins) become constants; shape queries
-    (`x.size(i)`, `x.shape`, `x.dim()`, `x.numel()`) on statically typed tensors
-    become constants; `dycl.to_bool` of a constant and i1 logic fold; a `dycl.if`
-    whose condition is known is replaced by its taken branch (a taken early
-    `dycl.return` ends the function there). Dead constants are removed.
+    (`x.size(i)`, `x.shape`, `x.dim()`, `x.numel()`) become constants where the
+    dimensions they read are static (`?` ones stay run-time queries); an index
+    known to be out of range (`x.size(5)` of a 2-d tensor, item 3 of a constant
+    pair) that survives folding is a located error; `dycl.to_bool` of a
+    constant and i1 logic fold; a `dycl.if` whose condition is known is
+    replaced by its taken branch (a taken early `dycl.return` ends the function
+    there). Dead constants are removed.
     Config attributes and `self.training` arrive as constants from the frontend.
     """
 
@@ -265,3 +326,7 @@ class ConstantPropagationPass(ModulePass):
             GreedyRewritePatternApplier(list(canonicalization_patterns())),
             apply_recursively=True,
         ).rewrite_module(op)
+        # After folding, so a query in a branch a constant condition removed is no error.
+        for o in op.walk():
+            if isinstance(err := _shape_query_value(o), _OutOfRange):
+                raise PassError(err.message, o)

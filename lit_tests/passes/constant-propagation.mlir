@@ -224,3 +224,22 @@ func.func @unused_if_result(%x: tensor<4xf32>, %c: i1) -> tensor<4xf32> {
   }
   dycl.return %r : tensor<4xf32>
 }
+
+// An out-of-range query in a branch that a constant condition removes is no
+// error: the range check runs after folding.
+// CHECK-LABEL: func.func @guarded_out_of_range
+// CHECK-NEXT:    %[[C2:.*]] = arith.constant 2 : i64
+// CHECK-NEXT:    dycl.return %[[C2]] : i64
+func.func @guarded_out_of_range(%x: tensor<2x3xf32>) -> i64 {
+  %c2 = arith.constant 2 : i64
+  %r = dycl.call_method "dim"(%x) : (tensor<2x3xf32>) -> i64
+  %gt = dycl.call_function "_operator.gt"(%r, %c2) : (i64, i64) -> i1
+  %b = dycl.to_bool %gt : i1
+  %s = dycl.if %b -> (i64) {
+    %s2 = dycl.call_method "size"(%x, %c2) : (tensor<2x3xf32>, i64) -> i64
+    dycl.yield %s2 : i64
+  } else {
+    dycl.yield %c2 : i64
+  }
+  dycl.return %s : i64
+}

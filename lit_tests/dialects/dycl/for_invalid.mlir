@@ -63,6 +63,17 @@ func.func @body_yields_wrong_type(%x: tensor<2xf32>) {
 
 // -----
 
+func.func @body_foreign_terminator() {
+  %c0 = arith.constant 0 : i64
+  dycl.for %i = %c0 to %c0 step %c0 {
+    "test.termop"() : () -> ()
+  }
+  func.return
+}
+// CHECK: Operation does not verify: 'dycl.for' body region must end with dycl.yield, dycl.return or dycl.break, got test.termop
+
+// -----
+
 func.func @bound_not_i64(%n: i32) {
   dycl.for %i = %n to %n step %n {
     dycl.yield

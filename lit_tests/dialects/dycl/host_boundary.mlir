@@ -38,3 +38,22 @@ func.func @item(%t: tensor<i64>, %f: tensor<1xf32>, %n: i64, %x: f64, %a: !dycl.
   %k = dycl.item %a : !dycl.any -> !dycl.any
   dycl.return %v, %w : i64, f64
 }
+
+// A `?` dimension may be 1 at run time (where torch checks it), so tensors
+// whose static dimensions are all 1 are accepted.
+// CHECK-LABEL: func.func @dynamic_one_element
+// CHECK-SAME:    (%[[D:.*]]: tensor<?xf32>, %[[E:.*]]: tensor<1x?xi64>, %[[U:.*]]: tensor<*xf32>)
+// CHECK:         %[[C0:.*]] = dycl.to_bool %[[D]] : tensor<?xf32>
+// CHECK:         %[[C1:.*]] = dycl.to_bool %[[E]] : tensor<1x?xi64>
+// CHECK:         %[[V:.*]] = dycl.item %[[D]] : tensor<?xf32> -> f64
+// CHECK:         %[[W:.*]] = dycl.item %[[E]] : tensor<1x?xi64> -> i64
+// CHECK:         %[[X:.*]] = dycl.item %[[U]] : tensor<*xf32> -> f64
+// CHECK:         dycl.return %[[C0]], %[[V]], %[[W]] : i1, f64, i64
+func.func @dynamic_one_element(%d: tensor<?xf32>, %e: tensor<1x?xi64>, %u: tensor<*xf32>) -> (i1, f64, i64) {
+  %c0 = dycl.to_bool %d : tensor<?xf32>
+  %c1 = dycl.to_bool %e : tensor<1x?xi64>
+  %v = dycl.item %d : tensor<?xf32> -> f64
+  %w = dycl.item %e : tensor<1x?xi64> -> i64
+  %x = dycl.item %u : tensor<*xf32> -> f64
+  dycl.return %c0, %v, %w : i1, f64, i64
+}

@@ -64,6 +64,44 @@ func.func @then_no_terminator(%c: i1, %a: tensor<2xf32>) {
 
 // -----
 
+// A terminator of another dialect: only yield/return/break leave a branch.
+func.func @then_foreign_terminator(%c: i1) {
+  dycl.if %c {
+    "test.termop"() : () -> ()
+  } else {
+    dycl.yield
+  }
+  func.return
+}
+// CHECK: Operation does not verify: 'dycl.if' then region must end with dycl.yield, dycl.return or dycl.break, got test.termop
+
+// -----
+
+func.func @else_foreign_terminator(%c: i1) {
+  dycl.if %c {
+    dycl.yield
+  } else {
+    "test.termop"() : () -> ()
+  }
+  func.return
+}
+// CHECK: Operation does not verify: 'dycl.if' else region must end with dycl.yield, dycl.return or dycl.break, got test.termop
+
+// -----
+
+// dycl.condition reports it first (nested ops verify before their parent).
+func.func @then_ends_with_condition(%c: i1) {
+  dycl.if %c {
+    dycl.condition %c
+  } else {
+    dycl.yield
+  }
+  func.return
+}
+// CHECK: Operation does not verify: 'dycl.condition' can only end the cond region of a dycl.while, not a dycl.if region
+
+// -----
+
 func.func @cond_not_i1(%c: i64) {
   dycl.if %c {
     dycl.yield

@@ -96,6 +96,45 @@ func.func @body_yields_wrong_type(%x: tensor<2xf32>, %c: i1) {
 
 // -----
 
+func.func @cond_foreign_terminator(%x: tensor<2xf32>) {
+  %r = dycl.while (%h = %x) -> (tensor<2xf32>) max_iterations 4 cond {
+    "test.termop"() : () -> ()
+  } do {
+  ^bb0(%b: tensor<2xf32>):
+    dycl.yield %b : tensor<2xf32>
+  }
+  func.return
+}
+// CHECK: Operation does not verify: 'dycl.while' cond region must end with dycl.condition, got test.termop
+
+// -----
+
+func.func @body_foreign_terminator(%x: tensor<2xf32>, %c: i1) {
+  %r = dycl.while (%h = %x) -> (tensor<2xf32>) max_iterations 4 cond {
+    dycl.condition %c
+  } do {
+  ^bb0(%b: tensor<2xf32>):
+    "test.termop"() : () -> ()
+  }
+  func.return
+}
+// CHECK: Operation does not verify: 'dycl.while' body region must end with dycl.yield, dycl.return or dycl.break, got test.termop
+
+// -----
+
+func.func @body_ends_with_condition(%x: tensor<2xf32>, %c: i1) {
+  %r = dycl.while (%h = %x) -> (tensor<2xf32>) max_iterations 4 cond {
+    dycl.condition %c
+  } do {
+  ^bb0(%b: tensor<2xf32>):
+    dycl.condition %c
+  }
+  func.return
+}
+// CHECK: Operation does not verify: 'dycl.condition' can only end the cond region of a dycl.while, not the body of a dycl.while
+
+// -----
+
 // dycl.condition only ends the cond region of a dycl.while.
 func.func @condition_outside_while(%c: i1) {
   dycl.if %c {
@@ -105,7 +144,7 @@ func.func @condition_outside_while(%c: i1) {
   }
   func.return
 }
-// CHECK: 'dycl.condition' expects parent op 'dycl.while'
+// CHECK: Operation does not verify: 'dycl.condition' can only end the cond region of a dycl.while, not a dycl.if region
 
 // -----
 
