@@ -12,6 +12,7 @@ from xdsl.passes import ModulePass
 # The one place the pipelines are defined.
 PIPELINES: dict[str, tuple[str, ...]] = {
     "dycl-default": (
+        "inline-calls",
         "unroll-loops",
         "constant-propagation",
         "shape-inference",
@@ -21,6 +22,7 @@ PIPELINES: dict[str, tuple[str, ...]] = {
         "outline-subgraphs",
     ),
     "dycl-no-hoist": (
+        "inline-calls",
         "unroll-loops",
         "constant-propagation",
         "shape-inference",
