@@ -22,7 +22,7 @@ from typing import Any
 
 import pytest
 import torch
-from hypothesis import HealthCheck, Phase, event, given, note, settings
+from hypothesis import HealthCheck, Phase, event, given, note, settings, target
 
 import dycl
 from dycl.demo import max_abs_error
@@ -34,10 +34,11 @@ TOLERANCE = 1e-5
 BASE = torch.tensor([[0.3, -0.7, 1.1, -0.2]])
 X0 = BASE.clone()
 # Scaled and shifted so that sums, means, maxima and minima cross the generator's
-# thresholds (-2 .. 2) both ways; the last two have mixed signs at a larger scale.
-INPUTS = [BASE * s + t for s in (-3.0, 0.5, 3.0) for t in (-2.0, 0.0, 2.0)] + [
+# thresholds (-2 .. 2) both ways; the last ones have mixed signs at larger scales.
+INPUTS = [BASE * s + t for s in (-3.0, -1.0, 0.5, 1.0, 3.0) for t in (-2.0, -0.5, 0.0, 0.5, 2.0)] + [
     torch.tensor([[1.5, -2.0, 0.25, 0.75]]),
     torch.tensor([[-0.4, 2.5, -1.5, 0.1]]),
+    torch.tensor([[4.0, -3.0, 2.0, -5.0]]),
 ]
 
 _SETTINGS = dict(
@@ -47,7 +48,7 @@ _SETTINGS = dict(
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large, HealthCheck.filter_too_much],
     # Shrinking a failure recompiles many programs (minutes); the unshrunk source is
     # printed anyway. DYCL_SHRINK=1 turns it on when hunting a bug.
-    phases=[Phase.explicit, Phase.reuse, Phase.generate]
+    phases=[Phase.explicit, Phase.reuse, Phase.generate, Phase.target]
     + ([Phase.shrink] if os.environ.get("DYCL_SHRINK") == "1" else []),
 )
 
@@ -122,6 +123,7 @@ def check_program(program: Program, directory: Path) -> None:
                 f"compiled differs from eager by {err:.3g} on input {x.tolist()}:\n"
                 f"eager:    {expected}\ncompiled: {got}"
             )
+    target(float(len(paths)), label="distinct paths")  # steer generation toward branchy programs
     event(f"distinct paths over the inputs: {min(len(paths), 5)}{'+' if len(paths) >= 5 else ''}")
     for feature in sorted(program.features):
         event(f"uses {feature}")
@@ -132,7 +134,7 @@ def gen_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return tmp_path_factory.mktemp("generated")
 
 
-@settings(max_examples=8, **_SETTINGS)
+@settings(max_examples=20, **_SETTINGS)
 @given(program=programs())
 def test_generated_programs_match_eager(program: Program, gen_dir: Path) -> None:
     check_program(program, gen_dir)
