@@ -42,13 +42,21 @@ def max_abs_error(a: Any, b: Any) -> float:
     return 0.0 if a == b else float("inf")
 
 
-def run_demo(path: str, target: str = "llvm", backend: str = "tvm", runs: int = 200) -> None:
-    import dycl
+def load_example(path: str) -> tuple[torch.nn.Module, list[torch.Tensor], dict[str, tuple[torch.Tensor, ...]]]:
+    """A zoo example file's model, its example inputs, and one input per path
+    (`make_model`, `example_inputs` and `branch_inputs` in the file)."""
     from dycl.models import load_spec
 
     model = load_spec(f"{path}:make_model")()
     inputs = list(load_spec(f"{path}:example_inputs")())
     paths: dict[str, tuple[torch.Tensor, ...]] = load_spec(f"{path}:branch_inputs")()
+    return model, inputs, paths
+
+
+def run_demo(path: str, target: str = "llvm", backend: str = "tvm", runs: int = 200) -> None:
+    import dycl
+
+    model, inputs, paths = load_example(path)
     start = time.perf_counter()
     cm = dycl.compile(model, inputs, target=target, backend=backend)
     print(f"compiled {type(model).__name__} from {path} for {target}/{backend} in {time.perf_counter() - start:.1f} s")

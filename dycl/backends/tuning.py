@@ -70,7 +70,9 @@ def tune_and_compile(mod, tgt, options: BuildOptions):
     work_dir.mkdir(parents=True, exist_ok=True)
     db = ms.database.JSONDatabase(work_dir=str(work_dir))
     tasks = ms.relax_integration.extract_tasks(fuse_for_tuning(mod, tgt), tgt)
-    new = [t for t in tasks if db.query_tuning_record(t.dispatched[0], tgt, t.task_name) is None]
+    # A workload in the database was tuned before, even if no candidate measured
+    # valid then (a loaded machine can time them all out): not tuned again.
+    new = [t for t in tasks if not db.has_workload(t.dispatched[0])]
     if new:
         contexts, weights = ms.relax_integration.extracted_tasks_to_tune_contexts(new, str(work_dir))
         trials = options.tune_trials

@@ -1,0 +1,399 @@
+"""Benchmark: dycl against PyTorch eager and torch.compile on the example zoo.
+
+    python -m tools.bench [--models early_exit,branchy,...] [--backends tvm,onnxruntime,torch,fastest]
+                          [--runs N] [--warmup N] [--target llvm|cuda] [--json out.json] [--no-torch-compile]
+
+For every model in examples/ (or those named) and every path input of its
+`branch_inputs()` (the inputs `dycl demo` uses to drive each path), it times
+PyTorch eager, torch.compile (default mode) and `dycl.compile(...)` with each
+backend: the median of N calls after the warmup calls, under torch.no_grad(),
+synchronizing the GPU after each call for `--target cuda`. Every dycl result is
+checked against eager (`dycl.demo.max_abs_error`). All measurements run in this
+one process. See docs/benchmarks.md.
+"""
+
+from __future__ import annotations
+
+import argparse
+import copy
+import json
+import math
+import os
+import platform
+import statistics
+import sys
+import tempfile
+import time
+from collections import Counter
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+import torch
+
+from dycl.demo import TOLERANCE, load_example, max_abs_error
+
+EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
+BACKENDS = ("tvm", "onnxruntime", "torch", "fastest", "tvm-tuned")
+DEFAULT_BACKENDS = ("tvm", "onnxruntime", "torch", "fastest")  # tvm-tuned: MetaSchedule, --tune-trials
+CUDA_TOLERANCE = 1e-4  # as tools/gpu_check.py: GPU kernels sum in a different order
+
+
+def available_models() -> list[str]:
+    return sorted(p.stem for p in EXAMPLES.glob("*.py") if not p.name.startswith("_"))
+
+
+def model_path(name: str) -> Path:
+    """`branchy` → examples/branchy.py; a path to a .py file is taken as is."""
+    path = Path(name) if name.endswith(".py") else EXAMPLES / f"{name}.py"
+    if not path.is_file():
+        raise SystemExit(f"bench: no model '{name}' (examples: {', '.join(available_models())})")
+    return path
+
+
+def one_line(e: BaseException) -> str:
+    """An exception as one line: its type and the first non-blank line of its message."""
+    lines = [ln.strip() for ln in str(e).splitlines() if ln.strip()]
+    return f"{type(e).__name__}: {lines[0][:200]}" if lines else type(e).__name__
+
+
+def median_ms(fn: Callable[[], Any], runs: int, warmup: int, sync: Callable[[], None]) -> float:
+    for _ in range(warmup):
+        fn()
+    sync()
+    samples = []
+    for _ in range(runs):
+        start = time.perf_counter()
+        fn()
+        sync()
+        samples.append(time.perf_counter() - start)
+    return statistics.median(samples) * 1e3
+
+
+def to_cpu(v: Any) -> Any:
+    if isinstance(v, torch.Tensor):
+        return v.detach().cpu()
+    if isinstance(v, (tuple, list)):
+        return type(v)(to_cpu(x) for x in v)
+    return v
+
+
+def error(reference: Any, out: Any) -> float:
+    return max_abs_error(to_cpu(reference), to_cpu(out))
+
+
+def finite(v: Any) -> Any:
+    """JSON has no infinity: a non-finite float (a structural mismatch) is written as a string."""
+    if isinstance(v, float) and not math.isfinite(v):
+        return str(v)
+    if isinstance(v, dict):
+        return {k: finite(x) for k, x in v.items()}
+    if isinstance(v, (list, tuple)):
+        return [finite(x) for x in v]
+    return v
+
+
+def machine_info(target: str) -> dict[str, Any]:
+    info = {
+        "platform": platform.platform(),
+        "processor": platform.processor() or platform.machine(),
+        "cpus": os.cpu_count(),
+        "torch_threads": torch.get_num_threads(),
+        "python": platform.python_version(),
+        "torch": torch.__version__,
+    }
+    if target == "cuda":
+        info["gpu"] = torch.cuda.get_device_name(0)
+    return info
+
+
+def compile_dycl(model: torch.nn.Module, inputs: list[torch.Tensor], backend: str, target: str,
+                 out_dir: Path, cold_cache: bool, tune_trials: int = 0,
+                 tuning_dir: str | None = None) -> tuple[Any, dict[str, Any]]:
+    """dycl.compile with `backend`, timed; a fresh build cache unless `cold_cache` is off."""
+    import dycl
+
+    old = os.environ.get("DYCL_CACHE_DIR")
+    if cold_cache:
+        os.environ["DYCL_CACHE_DIR"] = str(out_dir.with_name(out_dir.name + ".cache"))
+    try:
+        start = time.perf_counter()
+        if backend == "tvm-tuned":  # the tuning database persists even with a cold build cache
+            cm = dycl.compile(model, inputs, target=target, backend="tvm", out_dir=out_dir,
+                              tune_trials=tune_trials, tuning_dir=tuning_dir)
+        else:
+            cm = dycl.compile(model, inputs, target=target, backend=backend, out_dir=out_dir)
+        seconds = time.perf_counter() - start
+    finally:
+        if cold_cache:
+            if old is None:
+                os.environ.pop("DYCL_CACHE_DIR", None)
+            else:
+                os.environ["DYCL_CACHE_DIR"] = old
+    info: dict[str, Any] = {"status": "ok", "seconds": seconds}
+    report = getattr(cm, "report", None)
+    if report is not None:
+        info.update(
+            frontend_and_passes_s=report.dycl_seconds,
+            backend_s=report.total_backend_seconds,
+            import_s=report.import_seconds,
+            cache_hits=report.cache_hits,
+            deduplicated=report.deduplicated,
+            fallbacks=list(report.fallbacks),
+        )
+    info["subgraph_backends"] = dict(Counter(s["backend"] for s in cm.subgraphs.values()))
+    return cm, info
+
+
+def bench_model(name: str, args: argparse.Namespace, work: Path) -> dict[str, Any]:
+    cuda = args.target == "cuda"
+    device = "cuda" if cuda else "cpu"
+    sync = torch.cuda.synchronize if cuda else (lambda: None)
+    tolerance = CUDA_TOLERANCE if cuda else TOLERANCE
+
+    model, inputs, paths = load_example(str(model_path(name)))
+    model.eval()
+    # dycl compiles from the CPU model (a CUDA build needs no GPU); eager runs on the target's device.
+    eager = copy.deepcopy(model).to(device) if cuda else model
+    xs = {p: tuple(x.to(device) for x in inp) for p, inp in paths.items()}
+    result: dict[str, Any] = {
+        "paths": list(paths),
+        "compile": {},
+        "latency_ms": {p: {} for p in paths},
+        "error": {p: {} for p in paths},
+        "speedup_vs_eager": {p: {} for p in paths},
+        "speedup_vs_torch_compile": {p: {} for p in paths},
+    }
+
+    compiled: dict[str, Any] = {}
+    for backend in args.backends:
+        try:
+            src = copy.deepcopy(model) if cuda else model
+            compiled[backend], result["compile"][backend] = compile_dycl(
+                src, inputs, backend, args.target, work / name / backend, args.cold_cache,
+                args.tune_trials, args.tuning_db)
+        except Exception as e:
+            result["compile"][backend] = {"status": "failed", "reason": one_line(e)}
+
+    with torch.no_grad():
+        reference = {p: eager(*x) for p, x in xs.items()}
+        for p, x in xs.items():
+            result["latency_ms"][p]["eager"] = median_ms(lambda: eager(*x), args.runs, args.warmup, sync)
+
+        tc: dict[str, Any] = {"status": "skipped"}
+        if args.torch_compile:
+            torch._dynamo.reset()
+            compiled_eager = torch.compile(eager)
+            tc = {"status": "ok", "first_call_s": {}}
+            for p, x in xs.items():
+                try:
+                    start = time.perf_counter()
+                    out = compiled_eager(*x)
+                    sync()
+                    tc["first_call_s"][p] = time.perf_counter() - start
+                    result["error"][p]["torch.compile"] = error(reference[p], out)
+                    result["latency_ms"][p]["torch.compile"] = median_ms(
+                        lambda: compiled_eager(*x), args.runs, args.warmup, sync)
+                except Exception as e:  # an Inductor bug must not hide dycl's numbers
+                    tc = {"status": "failed", "reason": one_line(e)}
+                    for q in xs:
+                        result["latency_ms"][q]["torch.compile"] = None
+                    break
+        result["torch_compile"] = tc
+
+        for backend in args.backends:
+            cm = compiled.get(backend)
+            for p, x in xs.items():
+                lat = result["latency_ms"][p]
+                if cm is None:
+                    lat[backend] = None
+                    continue
+                try:
+                    result["error"][p][backend] = error(reference[p], cm(*x))
+                    lat[backend] = median_ms(lambda: cm(*x), args.runs, args.warmup, sync)
+                except Exception as e:
+                    result["compile"][backend].setdefault("run_failures", {})[p] = one_line(e)
+                    result["error"][p][backend] = math.inf
+                    lat[backend] = None
+                    continue
+                result["speedup_vs_eager"][p][backend] = lat["eager"] / lat[backend]
+                t = lat.get("torch.compile")
+                result["speedup_vs_torch_compile"][p][backend] = t / lat[backend] if t else None
+    result["tolerance"] = tolerance
+    result["mismatches"] = [
+        f"{p}/{b}" for p in paths for b in args.backends
+        if b in compiled and not result["error"][p].get(b, math.inf) <= tolerance
+    ]
+    return result
+
+
+# ------------------------------------------------------------------ printing
+
+def table(header: Sequence[str], rows: list[Sequence[str]], right: Sequence[bool]) -> str:
+    widths = [max(len(str(c)) for c in col) for col in zip(header, *rows)]
+
+    def fmt(row: Sequence[str]) -> str:
+        return "  ".join(str(c).rjust(w) if r else str(c).ljust(w) for c, w, r in zip(row, widths, right)).rstrip()
+
+    return "\n".join([fmt(header), fmt(["-" * w for w in widths]), *map(fmt, rows)])
+
+
+def _ms(v: float | None) -> str:
+    return "failed" if v is None else f"{v:.3f}"
+
+
+def _x(v: float | None) -> str:
+    return "-" if v is None else f"{v:.2f}x"
+
+
+def _err(v: float | None) -> str:
+    return "-" if v is None else f"{v:.1e}"
+
+
+def geomean(values: list[float]) -> float | None:
+    values = [v for v in values if v]
+    return math.exp(sum(map(math.log, values)) / len(values)) if values else None
+
+
+def print_model(name: str, r: dict[str, Any], backends: Sequence[str]) -> None:
+    print(f"\n== {name}: {len(r['paths'])} paths")
+    rows = []
+    tc = r["torch_compile"]
+    if tc["status"] == "ok":
+        rows.append(["torch.compile", "ok", f"{sum(tc['first_call_s'].values()):.1f}", "first call of each path", ""])
+    else:
+        rows.append(["torch.compile", tc["status"], "-", tc.get("reason", ""), ""])
+    for b in backends:
+        c = r["compile"][b]
+        if c["status"] != "ok":
+            rows.append([f"dycl {b}", "failed", "-", c["reason"], ""])
+            continue
+        subs = ", ".join(f"{k} x{v}" for k, v in sorted(c["subgraph_backends"].items()))
+        notes = []
+        if c.get("cache_hits"):
+            notes.append(f"{c['cache_hits']} cache hits")
+        if c.get("import_s", 0) >= 0.1:
+            notes.append(f"incl. {c['import_s']:.1f} s one-time imports")
+        if c.get("fallbacks"):
+            notes.append(f"{len(c['fallbacks'])} fallbacks")
+        rows.append([f"dycl {b}", "ok", f"{c['seconds']:.1f}", f"sub-DNNs: {subs}", "; ".join(notes)])
+    print(table(["compile", "status", "seconds", "details", "notes"], rows, [False, False, True, False, False]))
+    if tc["status"] == "failed":
+        print(f"torch.compile failed: {tc['reason']}")
+
+    print()
+    rows = []
+    for p in r["paths"]:
+        lat, err = r["latency_ms"][p], r["error"][p]
+        rows.append([p, "eager", _ms(lat["eager"]), "-", "-", "-"])
+        if "torch.compile" in lat:
+            rows.append([p, "torch.compile", _ms(lat["torch.compile"]), _err(err.get("torch.compile")), "-", "-"])
+        for b in backends:
+            e = err.get(b)
+            mark = "  MISMATCH" if e is not None and not e <= r["tolerance"] else ""
+            rows.append([p, f"dycl {b}", _ms(lat[b]), _err(e) + mark,
+                         _x(r["speedup_vs_eager"][p].get(b)), _x(r["speedup_vs_torch_compile"][p].get(b))])
+    print(table(["path", "impl", "ms", "max err", "eager/dycl", "torch.compile/dycl"], rows,
+                [False, False, True, True, True, True]))
+    for b in backends:
+        for p, why in r["compile"][b].get("run_failures", {}).items():
+            print(f"dycl {b} failed on path {p}: {why}")
+
+
+def print_summary(results: dict[str, Any], backends: Sequence[str]) -> None:
+    print("\n== summary (geometric mean over paths)")
+    rows = []
+    for name, r in results.items():
+        for b in backends:
+            c = r["compile"][b]
+            errs = [r["error"][p].get(b, math.inf) for p in r["paths"]]
+            rows.append([
+                name, b, f"{c['seconds']:.1f}" if c["status"] == "ok" else "failed",
+                _x(geomean([r["speedup_vs_eager"][p].get(b) for p in r["paths"]])),
+                _x(geomean([r["speedup_vs_torch_compile"][p].get(b) for p in r["paths"]])),
+                _err(max(errs)) if c["status"] == "ok" else "-",
+            ])
+    print(table(["model", "backend", "compile s", "eager/dycl", "torch.compile/dycl", "max err"], rows,
+                [False, False, True, True, True, True]))
+
+
+# ---------------------------------------------------------------------- main
+
+def _csv(value: str) -> list[str]:
+    return [v.strip() for v in value.split(",") if v.strip()]
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="python -m tools.bench", description=__doc__.splitlines()[0])
+    p.add_argument("--models", type=_csv, default=None, help="comma-separated example names (default: all)")
+    p.add_argument("--tune-trials", type=int, default=32, help="MetaSchedule trials per task for tvm-tuned")
+    p.add_argument("--tuning-db", default=None, help="tuning database for tvm-tuned (default: the user cache's)")
+    p.add_argument("--backends", type=_csv, default=list(DEFAULT_BACKENDS), help="comma-separated: " + ",".join(BACKENDS))
+    p.add_argument("--runs", type=int, default=100, help="timed calls per measurement (median reported)")
+    p.add_argument("--warmup", type=int, default=10, help="untimed calls before each measurement")
+    p.add_argument("--target", default="llvm", choices=["llvm", "cuda"])
+    p.add_argument("--json", metavar="OUT", help="write every number to this JSON file")
+    p.add_argument("--no-torch-compile", dest="torch_compile", action="store_false", help="skip torch.compile")
+    p.add_argument("--threads", type=int, default=None,
+                   help="CPU threads for PyTorch (eager, torch.compile, dycl's torch backend) and TVM "
+                        "(default: each runtime's own default; ONNX Runtime always uses its own)")
+    p.add_argument("--warm-cache", dest="cold_cache", action="store_false",
+                   help="use dycl's build cache ($DYCL_CACHE_DIR or ~/.cache/dycl) instead of a fresh one "
+                        "per compile (compile times then count cache hits)")
+    return p
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    unknown = [b for b in args.backends if b not in BACKENDS]
+    if unknown:
+        raise SystemExit(f"bench: unknown backend(s) {', '.join(unknown)} (choose from {', '.join(BACKENDS)})")
+    if args.runs < 1 or args.warmup < 0:
+        raise SystemExit("bench: --runs must be >= 1 and --warmup >= 0")
+    if args.target == "cuda":
+        if not torch.cuda.is_available():
+            raise SystemExit("bench: --target cuda needs a CUDA GPU")
+        # dycl's kernels compute in FP32; so must the eager reference.
+        torch.backends.cudnn.allow_tf32 = False
+        torch.backends.cuda.matmul.allow_tf32 = False
+    if args.threads is not None:
+        if args.threads < 1:
+            raise SystemExit("bench: --threads must be >= 1")
+        torch.set_num_threads(args.threads)
+        # Read when TVM's runtime creates its thread pool (on the first compiled call, after this).
+        os.environ["TVM_NUM_THREADS"] = str(args.threads)
+    names = args.models or available_models()
+    for n in names:
+        model_path(n)
+
+    machine = machine_info(args.target)
+    print(f"machine: {machine['platform']}, {machine['cpus']} CPUs, torch {machine['torch']} "
+          f"({machine['torch_threads']} threads)"
+          + (f", {machine['gpu']}" if "gpu" in machine else ""))
+    print(f"target {args.target}; median of {args.runs} calls after {args.warmup} warmup calls; batch as in "
+          "each example's inputs")
+    results: dict[str, Any] = {}
+    with tempfile.TemporaryDirectory(prefix="dycl-bench-") as work:
+        for name in names:
+            results[name] = bench_model(name, args, Path(work))
+            print_model(name, results[name], args.backends)
+    print_summary(results, args.backends)
+
+    mismatches = [f"{n}/{m}" for n, r in results.items() for m in r["mismatches"]]
+    failures = [f"{n}/{b}" for n, r in results.items() for b in args.backends if r["compile"][b]["status"] != "ok"]
+    if args.json:
+        settings = {k: getattr(args, k) for k in ("backends", "runs", "warmup", "target", "threads", "torch_compile",
+                                                "cold_cache")}
+        doc = {"machine": machine, "settings": settings, "models": results,
+               "mismatches": mismatches, "compile_failures": failures}
+        Path(args.json).write_text(json.dumps(finite(doc), indent=2, default=str) + "\n")
+        print(f"\nwrote {args.json}")
+    if mismatches:
+        print(f"MISMATCH against eager: {', '.join(mismatches)}")
+    if failures:
+        print(f"dycl compile failed: {', '.join(failures)}")
+    return 1 if mismatches or failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
