@@ -73,6 +73,8 @@ def cmd_compile(args: argparse.Namespace) -> None:
     model, inputs = _model_and_inputs(args)
     target = Target.parse(args.target, args.arch)
     options = build_options(target, args.tune_trials, args.tuning_db)
+    if args.jobs < 1:
+        raise ValueError(f"--jobs must be at least 1, got {args.jobs}")
     report = CompileReport()
     if args.dump_ir_after:
         start = time.perf_counter()

@@ -171,6 +171,8 @@ def compile(
     report = CompileReport()
     tgt = Target.parse(target, arch)
     options = build_options(tgt, tune_trials, tuning_dir)
+    if jobs < 1:
+        raise ValueError(f"jobs must be at least 1, got {jobs}")
     if backend != "fastest":
         get_backend(backend)  # fail early on a typo
     module = lower_and_optimize(model, inputs, pipeline, report)

@@ -1,7 +1,10 @@
 """`tune_trials`: MetaSchedule-tuned TVM builds, with a persistent tuning database."""
 
 import json
+import subprocess
+import sys
 import time
+from pathlib import Path
 
 import pytest
 import torch
@@ -44,3 +47,24 @@ def test_tuned_build_matches_eager_and_reuses_the_database(monkeypatch, tmp_path
 def test_tuning_needs_an_llvm_target(branchy):
     with pytest.raises(ValueError, match="--tune-trials needs --target llvm"):
         dycl.compile(branchy.make_model(), branchy.example_inputs(), target="cuda", tune_trials=4)
+
+
+@pytest.mark.parametrize(
+    "flags,message",
+    [
+        (["--tune-trials", "4", "--target", "cuda"], "error: ValueError: tuning measures kernels on this machine's CPU"),
+        (["--tune-trials", "-1"], "error: ValueError: tune_trials must be >= 0"),
+        (["--jobs", "0"], "error: ValueError: --jobs must be at least 1, got 0"),
+    ],
+)
+def test_cli_rejects_bad_build_options(tmp_path, flags, message):
+    out = tmp_path / "out"
+    r = subprocess.run(
+        [sys.executable, "-m", "dycl.cli", "compile", "examples/branchy.py:make_model", "--input", "1x16xf32",
+         "-o", str(out), *flags],
+        capture_output=True, text=True, cwd=str(Path(__file__).resolve().parents[1]),
+    )
+    assert r.returncode == 1
+    assert message in r.stderr
+    assert "Traceback" not in r.stderr
+    assert not out.exists()
