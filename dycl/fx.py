@@ -62,9 +62,12 @@ def to_graph_module(fn: func.FuncOp, model: nn.Module) -> fx.GraphModule:
     graph = fx.Graph()
     owned: dict[str, Any] = {}
     env: dict[SSAValue, Any] = {}
+    host_ints: set[fx.Node] = set()  # host ints, which enter as 0-d tensors
     for i, arg in enumerate(fn.body.block.args):
         hint = re.sub(r"\W", "_", arg.name_hint or "arg").strip("_") or "arg"
         env[arg] = graph.placeholder(f"{hint}_{i}")
+        if arg.type == i64:
+            host_ints.add(env[arg])
     for op in fn.body.block.ops:
         match op:
             case arith.ConstantOp():
@@ -90,7 +93,9 @@ def to_graph_module(fn: func.FuncOp, model: nn.Module) -> fx.GraphModule:
             case d.CallFunctionOp():
                 args, kwargs = _args(op, env)
                 target = resolve_qualname(op.target.data)
-                if all(not isinstance(a, fx.Node) for a in _flat(args, kwargs)) and op.target.data in (
+                if target is operator.getitem and (node := _index_by_host_int(graph, *args, host_ints)) is not None:
+                    env[op.result] = node
+                elif all(not isinstance(a, fx.Node) for a in _flat(args, kwargs)) and op.target.data in (
                     "builtins.slice", "builtins.getattr"
                 ):
                     env[op.result] = target(*args, **kwargs)
@@ -119,6 +124,33 @@ def to_graph_module(fn: func.FuncOp, model: nn.Module) -> fx.GraphModule:
     gm = fx.GraphModule(root, graph, class_name=f"Dycl_{fn.sym_name.data}")
     gm.eval()
     return gm
+
+
+def _index_by_host_int(graph: fx.Graph, src: Any, index: Any, host_ints: set[fx.Node]) -> fx.Node | None:
+    """`x[0, i]` with `i` a host int (a 0-d tensor in the sub-DNN): export would read
+    it back with `.item()`, which TVM cannot import; `index_select` keeps it a tensor.
+    None for any other indexing."""
+    items = index if isinstance(index, tuple) else (index,)
+    if not isinstance(src, fx.Node) or not any(isinstance(i, fx.Node) and i in host_ints for i in items):
+        return None
+    if not all(isinstance(i, (int, slice)) or (isinstance(i, fx.Node) and i in host_ints) for i in items):
+        return None
+    node, dim = src, 0
+    for i in items:
+        if isinstance(i, slice):
+            if i != slice(None):
+                node = graph.call_function(operator.getitem, (node, (slice(None),) * dim + (i,)))
+            dim += 1
+        elif isinstance(i, int):
+            node = graph.call_method("select", (node, dim, i))
+        else:
+            flat = graph.call_method("reshape", (i, 1))
+            size = graph.call_method("size", (node, dim))
+            # Python's negative indices count from the end; index_select's do not.
+            negative = graph.call_function(operator.lt, (flat, 0))
+            wrapped = graph.call_function(torch.where, (negative, graph.call_function(operator.add, (flat, size)), flat))
+            node = graph.call_method("squeeze", (graph.call_method("index_select", (node, dim, wrapped)), dim))
+    return node
 
 
 def _install(root: nn.Module, path: str, obj: Any) -> None:

@@ -311,3 +311,16 @@ CASES["list_append_in_branch"] = (ListAppendInBranch, sign_inputs())
 CASES["break_in_branch"] = (BreakInBranch, sign_inputs())
 CASES["scalars_in_tuple"] = (ScalarsInTuple, sign_inputs())
 CASES["nested_scalar_merge"] = (NestedScalarMerge, sign_inputs())
+
+
+class HostIntIndex(nn.Module):
+    """Indexing with a run-time Python int (negative on one path), as a router picks
+    its expert's probability; the index stays a tensor inside the sub-DNN."""
+
+    def forward(self, x):
+        i = int(x.sum() > 0) - 2
+        j = int(x.argmax())
+        return x[0, i] * 2 + x[:, j]
+
+
+CASES["host_int_index"] = (HostIntIndex, sign_inputs())
