@@ -93,6 +93,8 @@ def to_graph_module(fn: func.FuncOp, model: nn.Module) -> fx.GraphModule:
             case d.CallFunctionOp():
                 args, kwargs = _args(op, env)
                 target = resolve_qualname(op.target.data)
+                if op.target.data in _ARITHMETIC:
+                    args = _promote_bools(graph, op, args)
                 if target is operator.getitem and (node := _index_by_host_int(graph, *args, host_ints)) is not None:
                     env[op.result] = node
                 elif all(not isinstance(a, fx.Node) for a in _flat(args, kwargs)) and op.target.data in (
@@ -103,6 +105,8 @@ def to_graph_module(fn: func.FuncOp, model: nn.Module) -> fx.GraphModule:
                     env[op.result] = graph.call_function(target, tuple(args), kwargs)
             case d.CallMethodOp():
                 args, kwargs = _args(op, env)
+                if op.method.data in _ARITHMETIC_METHODS:
+                    args = _promote_bools(graph, op, args)
                 env[op.result] = graph.call_method(op.method.data, tuple(args), kwargs)
             case d.MakeTupleOp():
                 items = [env[v] for v in op.elements]
@@ -124,6 +128,29 @@ def to_graph_module(fn: func.FuncOp, model: nn.Module) -> fx.GraphModule:
     gm = fx.GraphModule(root, graph, class_name=f"Dycl_{fn.sym_name.data}")
     gm.eval()
     return gm
+
+
+_ARITHMETIC = frozenset(
+    f"{m}.{f}" for m in ("_operator", "torch") for f in ("add", "sub", "mul", "truediv", "floordiv", "mod", "pow", "div")
+)
+_ARITHMETIC_METHODS = frozenset({"add", "sub", "mul", "div", "__add__", "__sub__", "__mul__", "__truediv__",
+                                 "__radd__", "__rsub__", "__rmul__", "__floordiv__", "__mod__", "__pow__"})
+
+
+def _promote_bools(graph: fx.Graph, op: d.CallFunctionOp | d.CallMethodOp, args: list[Any]) -> list[Any]:
+    """Bool tensors in arithmetic with a non-bool result are cast to the result's
+    dtype first, as torch's promotion does: TVM 0.27's importer casts the other
+    operand to bool instead (`(i < 0) * 4` gives 1)."""
+    result = op.results[0].type
+    if not isinstance(result, TensorType) or result.element_type == i1:
+        return args
+    pos, _ = op.positional_and_keyword()
+    dtype = dtype_of(result.element_type)
+    return [
+        graph.call_method("to", (a, dtype))
+        if isinstance(a, fx.Node) and (v.type == i1 or isinstance(v.type, TensorType) and v.type.element_type == i1) else a
+        for a, v in zip(args, pos)
+    ]
 
 
 def _index_by_host_int(graph: fx.Graph, src: Any, index: Any, host_ints: set[fx.Node]) -> fx.Node | None:

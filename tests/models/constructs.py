@@ -324,3 +324,14 @@ class HostIntIndex(nn.Module):
 
 
 CASES["host_int_index"] = (HostIntIndex, sign_inputs())
+
+
+class BoolArithmetic(nn.Module):
+    """Masks in arithmetic: bool tensors promote to the other operand's type."""
+
+    def forward(self, x):
+        k = x.argmax(dim=1)
+        return x * (x > 0) + (x < 0) * 2, k + (k < 2) * 4
+
+
+CASES["bool_arithmetic"] = (BoolArithmetic, sign_inputs() + [(torch.tensor([[3.0, 0.0, 0.0, 0.0]]),)])
