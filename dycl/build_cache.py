@@ -1,8 +1,9 @@
 """Building sub-DNNs once: in-process dedup of identical sub-DNNs and a disk cache.
 
 A build is keyed by the sub-DNN's IR (its name and source locations left out),
-the content of every weight it uses, the backend, the target and the versions of
-the tools involved, so a rebuilt model with new weights never hits a stale entry.
+the content of every weight it uses, the backend, the target, the versions of
+the tools involved and a digest of dycl's own sources, so neither new weights nor
+an edited (same-version) dycl ever reuse a stale entry.
 """
 
 from __future__ import annotations
@@ -26,10 +27,27 @@ from dycl.printing import module_text
 _VERSIONS = None
 
 
+def _source_digest() -> str:
+    """Digest of every Python source of dycl (package, dialects, passes): an
+    editable install keeps its version across edits that change what is built."""
+    import dycl
+    import dycl.dialects
+    import dycl.passes
+
+    h = hashlib.sha256()
+    roots = {Path(m.__file__).parent for m in (dycl, dycl.dialects, dycl.passes)}
+    for root in sorted(roots):
+        for f in sorted(root.rglob("*.py")):
+            h.update(str(f.relative_to(root)).encode())
+            h.update(f.read_bytes())
+    return h.hexdigest()[:16]
+
+
 def _versions() -> str:
     global _VERSIONS
     if _VERSIONS is None:
-        _VERSIONS = ",".join(f"{p}={version(p)}" for p in ("dycl", "torch", "apache-tvm", "onnxruntime", "xdsl"))
+        tools = ",".join(f"{p}={version(p)}" for p in ("dycl", "torch", "apache-tvm", "onnxruntime", "xdsl"))
+        _VERSIONS = f"{tools},dycl-src={_source_digest()}"
     return _VERSIONS
 
 

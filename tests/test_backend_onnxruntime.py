@@ -289,3 +289,16 @@ def test_mixed_with_tvm(branchy, tmp_path, tvm_subgraph):
     with torch.no_grad():
         for x in branchy.branch_inputs().values():
             assert max_abs_error(model(*x), cm(*x)) <= 1e-5
+
+
+def test_thread_count_from_the_environment(tmp_path, monkeypatch):
+    _, run, file = build_and_load(lambda x: (x @ x.T,), [torch.randn(4, 3)], tmp_path)
+    assert run.session.get_session_options().intra_op_num_threads == 0  # onnxruntime's default
+    monkeypatch.setenv("DYCL_ORT_NUM_THREADS", "1")
+    one = load(tmp_path / file)
+    assert one.session.get_session_options().intra_op_num_threads == 1
+    x = torch.randn(4, 3)
+    assert torch.allclose(one(x)[0], x @ x.T, atol=1e-6)
+    monkeypatch.setenv("DYCL_ORT_NUM_THREADS", "two")
+    with pytest.raises(ValueError, match="DYCL_ORT_NUM_THREADS must be a positive integer, got 'two'"):
+        load(tmp_path / file)

@@ -1,9 +1,10 @@
-"""Identical sub-DNNs are built once; rebuilds come from the disk cache unless weights change."""
+"""Identical sub-DNNs are built once; rebuilds come from the disk cache unless weights or dycl change."""
 
 import pytest
 import torch
 
 import dycl
+from dycl import build_cache
 from dycl.demo import max_abs_error
 
 pytestmark = pytest.mark.slow
@@ -39,3 +40,13 @@ def test_identical_sub_dnns_are_built_once(monkeypatch, tmp_path):
     with torch.no_grad():
         for x in captioner.branch_inputs().values():
             assert max_abs_error(model(*x), cm(*x)) <= 1e-5
+
+
+def test_an_edited_dycl_never_reuses_builds(monkeypatch, tmp_path, branchy):
+    monkeypatch.setenv("DYCL_CACHE_DIR", str(tmp_path / "cache"))
+    model = branchy.make_model()
+    dycl.compile(model, branchy.example_inputs())
+    assert dycl.compile(model, branchy.example_inputs()).report.cache_hits == 3
+    monkeypatch.setattr(build_cache, "_VERSIONS", None)
+    monkeypatch.setattr(build_cache, "_source_digest", lambda: "edited-sources")
+    assert dycl.compile(model, branchy.example_inputs()).report.cache_hits == 0

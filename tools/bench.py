@@ -335,8 +335,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--json", metavar="OUT", help="write every number to this JSON file")
     p.add_argument("--no-torch-compile", dest="torch_compile", action="store_false", help="skip torch.compile")
     p.add_argument("--threads", type=int, default=None,
-                   help="CPU threads for PyTorch (eager, torch.compile, dycl's torch backend) and TVM "
-                        "(default: each runtime's own default; ONNX Runtime always uses its own)")
+                   help="CPU threads for PyTorch (eager, torch.compile, dycl's torch backend), TVM and "
+                        "ONNX Runtime (default: each runtime's own default)")
     p.add_argument("--warm-cache", dest="cold_cache", action="store_false",
                    help="use dycl's build cache ($DYCL_CACHE_DIR or ~/.cache/dycl) instead of a fresh one "
                         "per compile (compile times then count cache hits)")
@@ -362,6 +362,7 @@ def main(argv: list[str] | None = None) -> int:
         torch.set_num_threads(args.threads)
         # Read when TVM's runtime creates its thread pool (on the first compiled call, after this).
         os.environ["TVM_NUM_THREADS"] = str(args.threads)
+        os.environ["DYCL_ORT_NUM_THREADS"] = str(args.threads)  # read when a session loads
     names = args.models or available_models()
     for n in names:
         model_path(n)

@@ -140,6 +140,8 @@ class OnnxRuntimeBackend(Backend):
     def loader_source() -> str:
         return '''
 def load_onnxruntime(path, target):
+    import os
+
     import numpy as np
     import onnxruntime as ort
     import torch
@@ -149,6 +151,11 @@ def load_onnxruntime(path, target):
         providers.insert(0, "CUDAExecutionProvider")
     options = ort.SessionOptions()
     options.log_severity_level = 3  # errors only: no per-load notes on stderr
+    threads = os.environ.get("DYCL_ORT_NUM_THREADS")
+    if threads:  # like TVM_NUM_THREADS; default: onnxruntime's own (one per core)
+        if not threads.isdigit() or int(threads) < 1:
+            raise ValueError(f"DYCL_ORT_NUM_THREADS must be a positive integer, got {threads!r}")
+        options.intra_op_num_threads = int(threads)
     session = ort.InferenceSession(path, options, providers=providers)
     # Inputs are named in<position>; the exporter drops those the graph does not use.
     used = [(int(i.name[2:]), i.name) for i in session.get_inputs()]
@@ -177,6 +184,7 @@ def load_onnxruntime(path, target):
             # CPU, __dlpack__ hands them to torch/TVM without a copy.
             return binding.get_outputs()
 
+        run_cuda.session = session
         return run_cuda
 
     run_session = session.run
@@ -208,5 +216,6 @@ def load_onnxruntime(path, target):
         # bound buffers would let one call overwrite the tensors an earlier call returned.
         return [from_numpy(o) for o in got]
 
+    run.session = session
     return run
 '''
