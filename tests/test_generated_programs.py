@@ -4,8 +4,9 @@
 if/elif/else, conditional expressions, and/or/not, early returns, break and
 continue in loops over range(k) and over a ModuleList, an inlined helper,
 host reads with .item()/int()/float()). Each program is written to a file (the
-frontend reads source with `inspect`), imported, compiled once with the torch
-backend, and run on inputs scaled and shifted so that predicates go both ways;
+frontend reads source with `inspect`), imported, compiled once (with the torch
+backend; in the slow suite also samples with ONNX Runtime and TVM, which catch
+exporter and importer bugs the torch backend cannot), and run on inputs scaled and shifted so that predicates go both ways;
 the compiled model must give the same structure and values (max abs error
 <= 1e-5) as eager PyTorch on every input.
 """
@@ -97,12 +98,14 @@ def run_traced(model: torch.nn.Module, x: torch.Tensor, file: str) -> tuple[Any,
     return out, frozenset(lines)
 
 
-def check_program(program: Program, directory: Path) -> None:
+def check_program(program: Program, directory: Path, backend: str = "torch") -> None:
     note(program.source)
     cls, file = load_program(program, directory)
     torch.manual_seed(0)
     model = cls().eval()
-    cm = dycl.compile(model, (X0,), backend="torch")
+    cm = dycl.compile(model, (X0,), backend=backend)
+    for fallback in cm.report.fallbacks:
+        event(f"fell back to torch: {fallback.split(': ', 1)[1][:80]}")
     paths = set()
     with torch.no_grad():
         for x in INPUTS:
@@ -145,3 +148,17 @@ def test_generated_programs_match_eager(program: Program, gen_dir: Path) -> None
 @given(program=programs())
 def test_generated_programs_match_eager_many(program: Program, gen_dir: Path) -> None:
     check_program(program, gen_dir)
+
+
+@pytest.mark.slow
+@settings(max_examples=150, **_SETTINGS)
+@given(program=programs())
+def test_generated_programs_on_onnxruntime(program: Program, gen_dir: Path) -> None:
+    check_program(program, gen_dir, "onnxruntime")
+
+
+@pytest.mark.slow
+@settings(max_examples=60, **_SETTINGS)
+@given(program=programs())
+def test_generated_programs_on_tvm(program: Program, gen_dir: Path) -> None:
+    check_program(program, gen_dir, "tvm")

@@ -19,13 +19,58 @@ from xdsl.dialects.builtin import i64
 from xdsl.ir import Block, Operation, Region, SSAValue
 
 from dycl.dialects import dycl as d
-from dycl.frontend.restructure import contains_exit, restructure
+from dycl.frontend.restructure import contains_exit, guard_breaks, init_flag, restructure, unless
 from dycl.frontend.values import GlobalRef, ModuleRef, SeqVal, Static, Value, copy_env, same_value
 
 if TYPE_CHECKING:
     from dycl.frontend.lowering import Lowerer, _Scope
 
 _BOUND_COMMENT = re.compile(r"#\s*dycl:\s*max_iterations\s*=\s*(\d+)")
+
+# Ops one loop with `break` may emit while each path gets its own copy of the
+# code after it; past this the loop is lowered again with a flag (no copies).
+PER_PATH_BUDGET = 2_000
+
+
+class UnsafeJoin(Exception):
+    """A join under a break flag would merge lists of different lengths or modules read later."""
+
+
+class OverBudget(Exception):
+    """Raised by `Lowerer.emit` when the outermost per-path loop outgrows its budget."""
+
+    def __init__(self, owner: object):
+        self.owner = owner
+
+
+def _snapshot(scopes: list[_Scope]) -> Any:
+    """What lowering may mutate in `scopes` (envs, lists in them, exits); returns a restorer."""
+    seqs: dict[int, tuple[SeqVal, list[Any]]] = {}
+
+    def visit(v: Any) -> None:
+        if isinstance(v, SeqVal) and id(v) not in seqs:
+            seqs[id(v)] = (v, list(v.items))
+            for x in v.items:
+                visit(x)
+
+    saved = []
+    for sc in scopes:
+        saved.append((sc, dict(sc.env), sc.terminated, list(sc.returned)))
+        for v in sc.env.values():
+            visit(v)
+        for v in sc.returned:
+            visit(v)
+
+    def restore() -> None:
+        for seq, items in seqs.values():
+            seq.items = list(items)  # a copy: restore may run twice
+        for sc, env, terminated, returned in saved:
+            sc.env.clear()
+            sc.env.update(env)
+            sc.terminated = terminated
+            sc.returned[:] = returned
+
+    return restore
 
 
 class _Injected(ast.expr):
@@ -124,10 +169,62 @@ class LoopLowering:
         if rest is None:
             self._lower_body(seq, scope)
             return False
-        # A break jumps to the code after the loop: each path runs its own copy.
+        # A break jumps to the code after the loop: each path runs its own copy, so
+        # values that differ by path (lists of different lengths, modules) stay apart.
+        # Copies multiply with every further loop that breaks; past the budget the
+        # loop is lowered with a flag instead and the paths join after it, unless a
+        # join would merge what must stay apart: then per path after all.
+        restore = _snapshot([scope, *self._caller_scopes])
+        if self._attempt(lambda: self._per_path_for(s, seq, rest, scope), OverBudget, PER_PATH_BUDGET):
+            return True
+        restore()
+        self.strict_joins.append(self.names_read_after([s]))
+        try:
+            flagged = self._attempt(lambda: self._flagged_for(s, items, scope), UnsafeJoin)
+        finally:
+            self.strict_joins.pop()
+        if flagged:
+            return False
+        restore()
+        self._per_path_for(s, seq, rest, scope)
+        return True
+
+    def _per_path_for(self: Lowerer, s: ast.For, seq: list[ast.stmt], rest: list[ast.stmt], scope: _Scope) -> None:
         cont = _Continuation(rest, s)
         self._lower_body(restructure(seq + [cont], (ast.Break,), lambda _: [cont]), scope)
+
+    def _attempt(self: Lowerer, lower: Any, gives_up: type[Exception], budget: int | None = None) -> bool:
+        """Lower into a scratch block and keep the ops, or return False if `lower` gave
+        up (went over `budget` ops, or joined values that must stay apart)."""
+        block = Block()
+        owner = object()
+        if budget is not None:
+            self.budgets.append((owner, self.emitted + budget))
+        try:
+            with self._in_block(block):
+                lower()
+        except gives_up as e:
+            if isinstance(e, OverBudget) and e.owner is not owner:
+                raise
+            return False
+        finally:
+            if budget is not None:
+                self.budgets.pop()
+        for op in list(block.ops):
+            op.detach()
+            self.block.add_op(op)
         return True
+
+    def _flagged_for(self: Lowerer, s: ast.For, items: list[Value], scope: _Scope) -> None:
+        """Unrolled with a flag: `break` sets it, later iterations run only while it is unset."""
+        flag = f"__dycl_broke_{s.lineno}_{s.col_offset}_{len(self.budgets)}"
+        seq: list[ast.stmt] = [init_flag(flag, s)]
+        for item in items:
+            bind = ast.copy_location(ast.Assign(targets=[s.target], value=_Injected(item, s)), s)
+            iteration = guard_breaks([bind, *restructure(s.body, (ast.Continue,), lambda _: [])], flag)
+            seq.append(unless(flag, iteration, s))
+        self._lower_body(seq, scope)
+        scope.env.pop(flag, None)
 
     def _rolled_for(self: Lowerer, s: ast.For, bounds: tuple[Value, Value, Value], scope: _Scope) -> None:
         """Emit `dycl.for`; raises NeedsStatic when the body needs per-iteration values."""

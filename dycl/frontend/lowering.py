@@ -38,7 +38,7 @@ from dycl.diagnostics import FrontendError, SourceLoc
 from dycl.dialects import dycl as d
 from dycl.frontend.restructure import restructure
 from dycl.frontend.inplace import bound_values, maybe_tensor, possible_roots, rebind
-from dycl.frontend.loops import LoopLowering, NeedsStatic, RuntimeRange, _Continuation, _Injected
+from dycl.frontend.loops import LoopLowering, NeedsStatic, OverBudget, RuntimeRange, UnsafeJoin, _Continuation, _Injected
 from dycl.types import tensor_type_of
 from dycl.frontend.values import (
     GlobalRef,
@@ -190,6 +190,9 @@ class Lowerer(LoopLowering):
         self._inline_stack: list[str] = []
         self._caller_scopes: list[_Scope] = []
         self._joins: dict[SSAValue, list[SSAValue]] = {}  # dycl.if result -> what each path yields
+        self.emitted = 0  # ops emitted so far
+        self.budgets: list[tuple[object, int]] = []  # per-path loops being lowered: (owner, op limit)
+        self.strict_joins: list[set[str]] = []  # flagged loops being lowered: names read after each
 
     # ------------------------------------------------------------------ driver
 
@@ -286,6 +289,9 @@ class Lowerer(LoopLowering):
     def emit(self, op: Operation, node: ast.AST) -> Operation:
         op.location = self._loc(node).to_attr()
         self.block.add_op(op)
+        self.emitted += 1
+        if self.budgets and self.emitted > self.budgets[0][1]:
+            raise OverBudget(self.budgets[0][0])
         return op
 
     @contextmanager
@@ -564,7 +570,11 @@ class Lowerer(LoopLowering):
             assert isinstance(first, SeqVal)
             return SeqVal([self._merge_values([v.items[i] for v in vals], name, slots)  # type: ignore[union-attr]
                            for i in range(len(first.items))], first.is_list)
+        if self.strict_joins and any(isinstance(v, SeqVal) for v in vals):
+            raise UnsafeJoin
         if any(isinstance(v, (ModuleRef, GlobalRef, MethodRef, PathDependent, IndexedModule)) for v in vals):
+            if any(name in names for names in self.strict_joins):
+                raise UnsafeJoin
             return PathDependent(name)
         for k, other in enumerate(slots):
             # Names bound to the same value on every path stay one value after the

@@ -64,3 +64,41 @@ def restructure(
         if isinstance(s, _TERMINATORS):
             return out
     return out
+
+
+def guard_breaks(stmts: Sequence[ast.stmt], flag: str) -> list[ast.stmt]:
+    """`break` becomes `flag = True`; code after a statement that may break runs under `if not flag`.
+
+    Unlike `restructure`, nothing is copied: the paths join after each `if`.
+    """
+    out: list[ast.stmt] = []
+    for i, s in enumerate(stmts):
+        if isinstance(s, ast.Break):
+            out.append(_set(flag, True, s))
+            return out
+        if isinstance(s, ast.If) and contains_exit([s], (ast.Break,)):
+            new = ast.If(test=s.test, body=guard_breaks(s.body, flag), orelse=guard_breaks(s.orelse, flag))
+            out.append(ast.copy_location(new, s))
+            rest = stmts[i + 1 :]
+            if rest:
+                out.append(unless(flag, guard_breaks(rest, flag), rest[0]))
+            return out
+        out.append(s)
+        if isinstance(s, _TERMINATORS):
+            return out
+    return out
+
+
+def _set(flag: str, value: bool, like: ast.AST) -> ast.stmt:
+    target = ast.copy_location(ast.Name(id=flag, ctx=ast.Store()), like)
+    return ast.copy_location(ast.Assign(targets=[target], value=ast.copy_location(ast.Constant(value), like)), like)
+
+
+def init_flag(flag: str, like: ast.AST) -> ast.stmt:
+    return _set(flag, False, like)
+
+
+def unless(flag: str, body: list[ast.stmt], like: ast.AST) -> ast.stmt:
+    """`if not flag: body`."""
+    test = ast.UnaryOp(op=ast.Not(), operand=ast.copy_location(ast.Name(id=flag, ctx=ast.Load()), like))
+    return ast.copy_location(ast.If(test=ast.copy_location(test, like), body=body, orelse=[]), like)

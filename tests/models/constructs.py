@@ -306,11 +306,37 @@ class NestedScalarMerge(nn.Module):
         return x + s, s
 
 
+class NestedBreaks(nn.Module):
+    """Breaks from nested unrolled loops behind three-way branches: copying the code
+    after each break per path would need ~800k ops (found by generated programs)."""
+
+    def __init__(self):
+        super().__init__()
+        self.layers = nn.ModuleList([nn.Linear(4, 4) for _ in range(3)])
+
+    def forward(self, x):
+        for layer in self.layers:
+            for inner in self.layers:
+                s = torch.tanh(x.sum()).item()
+                if not (torch.tanh(x).mean() >= 0.0):
+                    x = inner(x) * 0.5
+                elif x.min() > 1.0:
+                    x = layer(x) - 1.0
+                elif x.min() < 0.0:
+                    x = x + s
+                    break
+        return x if int(x.max()) < 1.0 else x + x
+
+
 CASES["aug_assign_aliases"] = (AugAssignAliases, sign_inputs())
 CASES["list_append_in_branch"] = (ListAppendInBranch, sign_inputs())
 CASES["break_in_branch"] = (BreakInBranch, sign_inputs())
 CASES["scalars_in_tuple"] = (ScalarsInTuple, sign_inputs())
 CASES["nested_scalar_merge"] = (NestedScalarMerge, sign_inputs())
+CASES["nested_breaks"] = (
+    NestedBreaks,
+    [(torch.randn(1, 4, generator=torch.Generator().manual_seed(s)) * 2 + 0.5,) for s in range(16)],
+)
 
 
 class HostIntIndex(nn.Module):

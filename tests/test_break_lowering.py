@@ -1,0 +1,65 @@
+"""Loops with `break`: per-path copies while small, a break flag once copies would explode.
+
+Copying the code after each `break` per path keeps values that differ by path apart
+(decoded lists of different lengths), but copies multiply with every further loop
+that breaks. Past `PER_PATH_BUDGET` ops a loop is lowered with a flag instead,
+unless a join would merge lists or modules read later: then per path after all.
+"""
+
+import pytest
+import torch
+
+import dycl
+import dycl.frontend.loops as loops
+from dycl.demo import max_abs_error
+from dycl.frontend.lowering import lower_module
+
+from models.constructs import CASES
+
+BREAK_CASES = ["break_in_branch", "break_decode", "nested_breaks", "while_break"]
+
+
+def lowered_ops(name: str) -> int:
+    cls, inputs = CASES[name]
+    torch.manual_seed(0)
+    return sum(1 for _ in lower_module(cls().eval(), inputs[0]).walk())
+
+
+def test_nested_breaks_stay_small():
+    # Per path only, this program lowered to 803,733 ops and took minutes to compile.
+    assert lowered_ops("nested_breaks") < 1_500
+
+
+def test_small_loops_keep_their_per_path_copies(monkeypatch):
+    flagged: list[int] = []
+    original = loops.LoopLowering._flagged_for
+    monkeypatch.setattr(loops.LoopLowering, "_flagged_for",
+                        lambda self, s, *a: (flagged.append(s.lineno), original(self, s, *a))[1])
+    lowered_ops("break_in_branch")
+    lowered_ops("break_decode")
+    assert flagged == []
+
+
+def test_a_decoder_over_the_budget_still_gets_per_path_copies(monkeypatch):
+    # The flag would join token lists of different lengths: the per-path lowering is kept.
+    monkeypatch.setattr(loops, "PER_PATH_BUDGET", 1_000_000)
+    per_path = lowered_ops("break_decode")
+    monkeypatch.setattr(loops, "PER_PATH_BUDGET", 0)
+    assert lowered_ops("break_decode") == per_path
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", BREAK_CASES)
+def test_every_break_lowering_matches_eager(name, monkeypatch):
+    """With no budget every loop with `break` tries the flag first."""
+    monkeypatch.setattr(loops, "PER_PATH_BUDGET", 0)
+    cls, inputs = CASES[name]
+    torch.manual_seed(0)
+    model = cls().eval()
+    cm = dycl.compile(model, inputs[0], backend="torch")
+    with torch.no_grad():
+        for x in inputs:
+            expected = model(*x)
+            got = cm(*x)
+            assert type(got) is type(expected)
+            assert max_abs_error(expected, got) <= 1e-5, (name, x)
