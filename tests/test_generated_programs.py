@@ -158,7 +158,7 @@ def test_generated_programs_on_onnxruntime(program: Program, gen_dir: Path) -> N
 
 
 @pytest.mark.slow
-@settings(max_examples=60, **_SETTINGS)
+@settings(max_examples=100, **_SETTINGS)
 @given(program=programs())
 def test_generated_programs_on_tvm(program: Program, gen_dir: Path) -> None:
     check_program(program, gen_dir, "tvm")
