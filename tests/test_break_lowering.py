@@ -9,12 +9,10 @@ unless a join would merge lists or modules read later: then per path after all.
 import pytest
 import torch
 
-import dycl
 import dycl.frontend.loops as loops
-from dycl.demo import max_abs_error
 from dycl.frontend.lowering import lower_module
 
-from models.constructs import CASES
+from models.constructs import CASES, check_matches_eager
 
 BREAK_CASES = ["break_in_branch", "break_decode", "nested_breaks", "while_break"]
 
@@ -53,13 +51,4 @@ def test_a_decoder_over_the_budget_still_gets_per_path_copies(monkeypatch):
 def test_every_break_lowering_matches_eager(name, monkeypatch):
     """With no budget every loop with `break` tries the flag first."""
     monkeypatch.setattr(loops, "PER_PATH_BUDGET", 0)
-    cls, inputs = CASES[name]
-    torch.manual_seed(0)
-    model = cls().eval()
-    cm = dycl.compile(model, inputs[0], backend="torch")
-    with torch.no_grad():
-        for x in inputs:
-            expected = model(*x)
-            got = cm(*x)
-            assert type(got) is type(expected)
-            assert max_abs_error(expected, got) <= 1e-5, (name, x)
+    check_matches_eager(name, backend="torch")

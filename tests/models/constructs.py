@@ -361,3 +361,20 @@ class BoolArithmetic(nn.Module):
 
 
 CASES["bool_arithmetic"] = (BoolArithmetic, sign_inputs() + [(torch.tensor([[3.0, 0.0, 0.0, 0.0]]),)])
+
+
+def check_matches_eager(name: str, **compile_options) -> None:
+    """Compile case `name` and compare it with eager on all its inputs (type and values)."""
+    import dycl
+    from dycl.demo import max_abs_error
+
+    cls, inputs = CASES[name]
+    torch.manual_seed(0)
+    model = cls().eval()
+    cm = dycl.compile(model, inputs[0], **compile_options)
+    with torch.no_grad():
+        for x in inputs:
+            expected = model(*x)
+            got = cm(*x)
+            assert type(got) is type(expected)
+            assert max_abs_error(expected, got) <= 1e-5, (name, x)
