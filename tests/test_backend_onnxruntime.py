@@ -169,6 +169,19 @@ def test_literal_tensor_constant(tmp_path):
     assert torch.allclose(run(x)[0], x + torch.tensor([1.0, 2.0]))
 
 
+def test_literal_tensor_constant_on_an_inputs_device(tmp_path):
+    # torch.tensor([[1]], dtype=..., device=x.device), as a decoder's start token: still a literal.
+    def build(g, x):
+        device = g.call_function(getattr, (x, "device"))
+        start = g.call_function(torch.tensor, ([[1.0]],), {"dtype": torch.float32, "device": device})
+        return (g.call_function(operator.add, (x, start)),)
+
+    spec = SubgraphSpec("sub_d", graph_module(build), [torch.randn(3, 2)])
+    run = load(tmp_path / OnnxRuntimeBackend().build(spec, Target(), tmp_path))
+    x = torch.randn(3, 2)
+    assert torch.allclose(run(x)[0], x + 1.0)
+
+
 def test_trace_that_would_not_generalise_is_a_backend_error(tmp_path):
     # A value computed in the graph read back into Python: the trace would freeze it.
     def build(g, x):

@@ -16,7 +16,8 @@ ZOO = ["early_exit", "shallow_deep", "skipnet", "skipnet_rnn", "blockdrop", "cap
 
 @pytest.mark.parametrize(
     "name,backend",
-    [(name, "tvm") for name in ZOO] + [("early_exit", "torch"), ("skipnet_rnn", "torch")],
+    [(name, "tvm") for name in ZOO] + [(name, "onnxruntime") for name in ZOO]
+    + [("early_exit", "torch"), ("skipnet_rnn", "torch")],
 )
 def test_example_matches_eager(name, backend):
     mod = importlib.import_module(name)
@@ -27,7 +28,18 @@ def test_example_matches_eager(name, backend):
     assert cm.report.fallbacks == []  # every sub-DNN compiled by the backend asked for
     with torch.no_grad():
         for x in paths.values():
-            assert max_abs_error(model(*x), cm(*x)) <= 1e-5
+            expected = model(*x)
+            assert max_abs_error(expected, cm(*x)) <= 1e-5 * max(1.0, largest_magnitude(expected))
+
+
+def largest_magnitude(v) -> float:
+    """1e-5 is meant for outputs of order 1: float32 keeps ~7 digits, so one ulp of
+    blockdrop's logits (|42|) is 3.8e-6 and a reassociated sum (ONNX Runtime) differs by 1.1e-5."""
+    if isinstance(v, torch.Tensor):
+        return v.detach().abs().max().item() if v.numel() and v.is_floating_point() else 0.0
+    if isinstance(v, (tuple, list)):
+        return max((largest_magnitude(x) for x in v), default=0.0)
+    return abs(v) if isinstance(v, float) else 0.0
 
 
 def test_early_exit_is_unrolled_and_hoisted():

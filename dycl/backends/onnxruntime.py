@@ -40,9 +40,17 @@ def _tracer_warning(e: BaseException) -> BaseException | None:
 
 
 def _literal_tensor_constants_only(gm: torch.fx.GraphModule) -> bool:
-    """No torch.tensor/as_tensor call takes a value computed in the graph."""
+    """No torch.tensor/as_tensor call takes data computed in the graph (a `device=x.device`
+    or `dtype=` read from a graph value is fine: the trace holds for any input)."""
+
+    def data_nodes(n: torch.fx.Node) -> list[torch.fx.Node]:
+        found: list[torch.fx.Node] = []
+        data = n.args[0] if n.args else n.kwargs.get("data")
+        torch.fx.node.map_arg(data, found.append)
+        return found
+
     return not any(
-        n.op == "call_function" and n.target in (torch.tensor, torch.as_tensor) and n.all_input_nodes
+        n.op == "call_function" and n.target in (torch.tensor, torch.as_tensor) and data_nodes(n)
         for n in gm.graph.nodes
     )
 
