@@ -34,6 +34,14 @@ CASES = {
         "if x.sum() > 0:\n    f = self.fc\nelse:\n    f = torch.relu\nreturn f(x)",
         "'f' names different modules depending on a run-time condition",
     ),
+    "while_local_read_after": (
+        "while x.sum() > 0:  # dycl: max_iterations=3\n    y = x * 2\n    x = x - 1\nreturn y",
+        "'y' is first assigned inside the data-dependent loop at line 10 (unbound if it runs no iteration)",
+    ),
+    "inplace_alias_in_while": (
+        "h = x\nwhile h.sum() > -50.0:  # dycl: max_iterations=3\n    h -= torch.tanh(x) * h + 1.0\nreturn x",
+        "in-place update of 'h' in a loop body while 'x' shares its storage at loop entry; write `h = h + ...`",
+    ),
     "runtime_fstring": ("n = int(x.sum())\nreturn getattr(self, f'fc{n}')(x)", "f-string over a run-time value"),
 }
 
@@ -106,3 +114,25 @@ def test_wrong_number_of_example_inputs():
     model = make_module("return self.fc(x)")
     with pytest.raises(dycl.FrontendError, match="takes 1 inputs but 2 example inputs"):
         lower_module(model, [torch.randn(1, 4), torch.randn(1, 4)])
+
+
+def test_a_while_local_assigned_again_before_its_next_read_is_fine():
+    # Only a read that may see the loop's binding is an error (found by generated programs).
+    body = (
+        "if x.mean() > 0:\n"
+        "    while x.sum() > 0:  # dycl: max_iterations=3\n"
+        "        y = x * 2\n"
+        "        x = x - 1\n"
+        "    return x\n"
+        "y = x + 1\n"
+        "while x.sum() < 0:  # dycl: max_iterations=2\n"
+        "    y = y + x\n"
+        "    x = x + 1\n"
+        "y = x\n"
+        "return y"
+    )
+    model = make_module(body)
+    cm = dycl.compile(model, [torch.randn(1, 4)], backend="torch")
+    with torch.no_grad():
+        for x in (torch.full((1, 4), 0.6), torch.full((1, 4), -0.6), torch.zeros(1, 4)):
+            assert torch.equal(cm(x), model(x))

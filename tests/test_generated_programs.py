@@ -13,9 +13,11 @@ the compiled model must give the same structure and values (max abs error
 
 from __future__ import annotations
 
+import copy
 import hashlib
 import importlib.util
 import itertools
+import math
 import os
 import sys
 from pathlib import Path
@@ -31,6 +33,8 @@ from dycl.demo import max_abs_error
 from models.generator import Program, programs
 
 TOLERANCE = 1e-5
+# The one rejection of valid Python a generated program may meet (docs/frontend.md).
+DOCUMENTED_REJECTION = "(a view, or the same tensor on some paths only)"
 
 BASE = torch.tensor([[0.3, -0.7, 1.1, -0.2]])
 X0 = BASE.clone()
@@ -103,7 +107,15 @@ def check_program(program: Program, directory: Path, backend: str = "torch") -> 
     cls, file = load_program(program, directory)
     torch.manual_seed(0)
     model = cls().eval()
-    cm = dycl.compile(model, (X0,), backend=backend)
+    try:
+        cm = dycl.compile(model, (X0,), backend=backend)
+    except dycl.FrontendError as e:
+        if DOCUMENTED_REJECTION not in str(e):
+            raise
+        # docs/frontend.md: eager's result would depend on which path made the alias.
+        event("rejected as documented: in-place update of a tensor aliased on some paths only")
+        return
+    model64 = copy.deepcopy(model).double()
     for fallback in cm.report.fallbacks:
         event(f"fell back to torch: {fallback.split(': ', 1)[1][:80]}")
     paths = set()
@@ -122,7 +134,9 @@ def check_program(program: Program, directory: Path, backend: str = "torch") -> 
                 f"compiled {structure(got)}"
             )
             err = max_abs_error(expected, got)
-            assert err <= TOLERANCE, (
+            if err > TOLERANCE:
+                event("within float32 noise only")
+            assert err <= TOLERANCE + float32_noise(model64, x, expected, path, file), (
                 f"compiled differs from eager by {err:.3g} on input {x.tolist()}:\n"
                 f"eager:    {expected}\ncompiled: {got}"
             )
@@ -130,6 +144,29 @@ def check_program(program: Program, directory: Path, backend: str = "torch") -> 
     event(f"distinct paths over the inputs: {min(len(paths), 5)}{'+' if len(paths) >= 5 else ''}")
     for feature in sorted(program.features):
         event(f"uses {feature}")
+
+
+def float32_noise(model64: torch.nn.Module, x: torch.Tensor, expected: Any, path: frozenset[int], file: str) -> float:
+    """How far eager float32 itself is from float64 on this input (0 if float64 takes
+    another path). A program that cancels nearly equal values amplifies one-ulp
+    differences between runtimes' kernels (tanh in ONNX Runtime vs PyTorch, say);
+    the compiled model may then differ from eager by up to twice eager's own error."""
+    try:
+        exact, path64 = run_traced(model64, x.double(), file)
+    except (OverflowError, RuntimeError, ValueError):
+        return 0.0
+    if path64 != path or structure(exact) != structure(_as_double(expected)):
+        return 0.0
+    noise = max_abs_error(_as_double(expected), exact)
+    return 2 * noise if math.isfinite(noise) else 0.0  # (an int read back differently: no allowance)
+
+
+def _as_double(v: Any) -> Any:
+    if isinstance(v, torch.Tensor):
+        return v.double() if v.is_floating_point() else v
+    if isinstance(v, (tuple, list)):
+        return type(v)(_as_double(x) for x in v)
+    return v
 
 
 @pytest.fixture(scope="module")
@@ -162,3 +199,10 @@ def test_generated_programs_on_onnxruntime(program: Program, gen_dir: Path) -> N
 @given(program=programs())
 def test_generated_programs_on_tvm(program: Program, gen_dir: Path) -> None:
     check_program(program, gen_dir, "tvm")
+
+
+@pytest.mark.slow
+@settings(max_examples=100, **_SETTINGS)
+@given(program=programs(whiles=True))
+def test_generated_while_programs_match_eager(program: Program, gen_dir: Path) -> None:
+    check_program(program, gen_dir)

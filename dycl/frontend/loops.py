@@ -19,8 +19,9 @@ from xdsl.dialects.builtin import i64
 from xdsl.ir import Block, Operation, Region, SSAValue
 
 from dycl.dialects import dycl as d
-from dycl.frontend.restructure import contains_exit, guard_breaks, init_flag, restructure, unless
-from dycl.frontend.values import GlobalRef, ModuleRef, SeqVal, Static, Value, copy_env, same_value
+from dycl.frontend.inplace import bound_values, maybe_tensor, possible_roots
+from dycl.frontend.restructure import always_exits, contains_exit, guard_breaks, init_flag, restructure, unless
+from dycl.frontend.values import GlobalRef, ModuleRef, PathDependent, SeqVal, Static, Value, copy_env, same_value
 
 if TYPE_CHECKING:
     from dycl.frontend.lowering import Lowerer, _Scope
@@ -115,6 +116,15 @@ class NeedsStatic(Exception):
     """Raised inside a rolled loop body when a value must be known per iteration."""
 
 
+class InPlaceSharing(NeedsStatic):
+    """A rolled body updates a tensor in place that another name shares across
+    iterations: one block argument per name cannot keep them one tensor."""
+
+    def __init__(self, message: str):
+        super().__init__(message)
+        self.message = message
+
+
 @dataclass
 class _RolledLoop:
     carried: list[str]
@@ -136,7 +146,11 @@ class LoopLowering:
         has_break = contains_exit(s.body, (ast.Break,))
         if items is None:
             if isinstance(it, RuntimeRange):
-                self._rolled_for(s, (it.start, it.stop, it.step), scope)
+                try:
+                    self._rolled_for(s, (it.start, it.stop, it.step), scope)
+                except NeedsStatic as e:
+                    raise self.unsupported(s, e.message if isinstance(e, InPlaceSharing) else (
+                        "a loop over a run-time range whose body needs per-iteration compile-time values")) from None
                 return False
             raise self.unsupported(s.iter, "for loop over a run-time value (iterate over range(), a module list, or a Python sequence)")
         if isinstance(it, Static) and isinstance(it.value, range) and not has_break and self.fn is not None and not self.fn.inline:
@@ -260,6 +274,7 @@ class LoopLowering:
                         raise NeedsStatic
                     self._lists_unchanged(scope, sub)
                     self._check_carried(scope, sub, carried)
+                    self._check_inplace_sharing(s.body, scope, sub, carried)
             finally:
                 self.loop_depth -= 1
                 self.loops.pop()
@@ -306,6 +321,12 @@ class LoopLowering:
                 return
         else:
             raise self.error(s, "while loop with a compile-time condition does not terminate")
+        if always_exits(s.body) and not contains_exit(s.body, (ast.Continue,)):
+            # Every path through the body breaks or returns: it runs at most once, so it
+            # is an `if` (values may then change type, as in `t = 2; while c: t -= 0.5; break`).
+            once = ast.If(test=s.test, body=restructure(s.body, (ast.Break,), lambda _: []), orelse=[])
+            self._lower_body([ast.copy_location(once, s)], scope)
+            return
         self._rolled_while(s, scope)
 
     def _loop_bound(self: Lowerer, s: ast.While) -> int:
@@ -352,23 +373,30 @@ class LoopLowering:
                     body_block.add_op(d.YieldOp(*[self.materialize(sub.env[n], s) for n in carried]))
                 self._lists_unchanged(scope, sub)
                 self._check_carried(scope, sub, carried)
+                self._check_inplace_sharing(s.body, scope, sub, carried)
         except _MoreCarried:
             self._rollback(mark)
             raise
-        except NeedsStatic:
+        except NeedsStatic as e:
             self._rollback(mark)
-            raise self.unsupported(s, "a data-dependent loop whose body needs per-iteration compile-time values (module list index, growing Python list)") from None
+            raise self.unsupported(s, e.message if isinstance(e, InPlaceSharing) else "a data-dependent loop whose body needs per-iteration compile-time values (module list index, growing Python list)") from None
         finally:
             self.loop_depth -= 1
             self.loops.pop()
         if sub.terminated and not any(True for _ in body_block.ops):
             raise self.error(s, "while loop body always leaves the loop")
-        if self._escaping(s.body, scope, set()):
-            raise self.unsupported(s, "a name first assigned inside a data-dependent loop and used after it; assign it before the loop")
         loop = self.emit(d.WhileOp(inits, bound, Region(cond_block), Region(body_block)), s)
         for n, res in zip(carried, loop.results):
             res.name_hint = n
             scope.env[n] = res
+        # Names first assigned in the body are unbound if it never runs: reading one
+        # after the loop is an error there (a later assignment makes it fine again).
+        from dycl.frontend.lowering import _assigned_names
+
+        for n in _assigned_names(s.body) - set(carried):
+            scope.env[n] = PathDependent(
+                n, f"'{n}' is first assigned inside the data-dependent loop at line {self._loc(s).line} (unbound if it "
+                   "runs no iteration); assign it before the loop")
 
     # ---------------------------------------------------------- break/continue
 
@@ -384,7 +412,9 @@ class LoopLowering:
     def _carried(self: Lowerer, body: list[ast.stmt], scope: _Scope, extra: set[str]) -> list[str]:
         from dycl.frontend.lowering import _assigned_names
 
-        names = sorted(n for n in _assigned_names(body) | extra if n in scope.env)
+        # A name that may be unbound or names different modules is a fresh local of the body.
+        names = sorted(n for n in _assigned_names(body) | extra
+                       if n in scope.env and not isinstance(scope.env[n], PathDependent))
         for n in names:
             v = scope.env[n]
             if isinstance(v, (SeqVal, ModuleRef, GlobalRef)):
@@ -401,10 +431,42 @@ class LoopLowering:
         """Names the body changed without assigning them (in-place updates of aliases)."""
         changed = {
             n for n, v in scope.env.items()
-            if n not in carried and not isinstance(v, SeqVal) and not sub.terminated and sub.env.get(n) is not v
+            if n not in carried and not isinstance(v, (SeqVal, PathDependent)) and not sub.terminated
+            and sub.env.get(n) is not v
         }
         if changed:
             raise _MoreCarried(changed)
+
+    def _check_inplace_sharing(self: Lowerer, body: list[ast.stmt], scope: _Scope, sub: _Scope,
+                               carried: list[str]) -> None:
+        """`h op= e` in a rolled body must reach every name sharing h's storage. Inside
+        one iteration it does; across iterations each carried name is its own block
+        argument, so sharing at loop entry or at the end of an iteration is lost."""
+        targets = sorted({
+            n.target.id for st in body for n in ast.walk(st)
+            if isinstance(n, ast.AugAssign) and isinstance(n.target, ast.Name)
+        })
+        if not targets:
+            return
+
+        def sharing(v: Value, holders: list[tuple[str, SSAValue]], skip: str) -> str | None:
+            if not maybe_tensor(v):
+                return None
+            roots = possible_roots(v, self.model, self._joins)  # type: ignore[arg-type]
+            for other, w in holders:
+                if other != skip and maybe_tensor(w) and roots & possible_roots(w, self.model, self._joins):
+                    return other
+            return None
+
+        fix = "; write `{0} = {0} + ...` (not `+=`) in the loop, or clone the tensor before it"
+        entry = [hw for env in [scope.env, *(sc.env for sc in self._caller_scopes)] for hw in bound_values(env)]
+        for t in targets:
+            if t in scope.env and (other := sharing(scope.env[t], [(o, w) for o, w in entry if not (o == t and w is scope.env[t])], t)):
+                raise InPlaceSharing(f"in-place update of '{t}' in a loop body while '{other}' shares its storage at loop entry" + fix.format(t))
+        at_yield = [(n, w) for n in carried for _, w in bound_values({n: sub.env[n]})]
+        for t in targets:
+            if t in carried and (other := sharing(sub.env[t], at_yield, t)):
+                raise InPlaceSharing(f"in-place update of '{t}' in a loop body while '{other}' shares its storage from one iteration to the next" + fix.format(t))
 
     def _escaping(self: Lowerer, body: list[ast.stmt], scope: _Scope, allowed: set[str]) -> bool:
         """A name first assigned in the loop body is read after the loop."""

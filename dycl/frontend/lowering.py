@@ -575,7 +575,7 @@ class Lowerer(LoopLowering):
         if any(isinstance(v, (ModuleRef, GlobalRef, MethodRef, PathDependent, IndexedModule)) for v in vals):
             if any(name in names for names in self.strict_joins):
                 raise UnsafeJoin
-            return PathDependent(name)
+            return next((v for v in vals if isinstance(v, PathDependent) and v.message), PathDependent(name))
         for k, other in enumerate(slots):
             # Names bound to the same value on every path stay one value after the
             # join: in-place updates later must reach them all (aliases).
@@ -659,7 +659,7 @@ class Lowerer(LoopLowering):
         if name in scope.env:
             v = scope.env[name]
             if isinstance(v, PathDependent):
-                raise self.error(node, f"'{name}' names different modules depending on a run-time condition")
+                raise self.error(node, v.message or f"'{name}' names different modules depending on a run-time condition")
             return v
         assert self.fn is not None
         if name in self.fn.globals:

@@ -81,10 +81,12 @@ class PathDependent:
 
     Legal Python as long as it is not read again (a loop variable after an early
     `break`, say); reading it is an error, since the choice would need a run-time
-    module value.
+    module value. Also marks a name that may be unbound after a data-dependent
+    loop (`message` then says why).
     """
 
     name: str
+    message: str | None = None
 
 
 def copy_env(env: dict[str, Any]) -> dict[str, Any]:

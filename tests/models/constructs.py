@@ -328,11 +328,39 @@ class NestedBreaks(nn.Module):
         return x if int(x.max()) < 1.0 else x + x
 
 
+class InPlaceAliasInLoop(nn.Module):
+    """`h -= e` in a counted loop while `x` is the same tensor: x sees every update
+    (a rolled loop's block argument for `h` alone lost that: a silent wrong answer)."""
+
+    def forward(self, x):
+        h = x
+        for i in range(3):
+            h -= torch.tanh(x) * h
+        return torch.relu(x), h
+
+
+class WhileAtMostOnce(nn.Module):
+    """A while body that always breaks or returns is an `if`: `t` may change type."""
+
+    def forward(self, x):
+        t = 2
+        k = 0
+        while k < 3 and x.mean() < 0.5:  # dycl: max_iterations=3
+            k += 1
+            if x.mean() >= 0.0:
+                return x + t
+            t -= float(x.max() > -2.0)
+            break
+        return x * t
+
+
 CASES["aug_assign_aliases"] = (AugAssignAliases, sign_inputs())
 CASES["list_append_in_branch"] = (ListAppendInBranch, sign_inputs())
 CASES["break_in_branch"] = (BreakInBranch, sign_inputs())
 CASES["scalars_in_tuple"] = (ScalarsInTuple, sign_inputs())
 CASES["nested_scalar_merge"] = (NestedScalarMerge, sign_inputs())
+CASES["inplace_alias_in_loop"] = (InPlaceAliasInLoop, sign_inputs())
+CASES["while_at_most_once"] = (WhileAtMostOnce, sign_inputs() + [(torch.full((1, 4), 0.2),)])
 CASES["nested_breaks"] = (
     NestedBreaks,
     [(torch.randn(1, 4, generator=torch.Generator().manual_seed(s)) * 2 + 0.5,) for s in range(16)],
@@ -374,7 +402,8 @@ def check_matches_eager(name: str, **compile_options) -> None:
     cm = dycl.compile(model, inputs[0], **compile_options)
     with torch.no_grad():
         for x in inputs:
-            expected = model(*x)
-            got = cm(*x)
+            # Fresh copies: a model may update its input in place, as eager does.
+            expected = model(*[t.clone() for t in x])
+            got = cm(*[t.clone() for t in x])
             assert type(got) is type(expected)
             assert max_abs_error(expected, got) <= 1e-5, (name, x)

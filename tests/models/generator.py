@@ -4,7 +4,8 @@
 `Gen(nn.Module)` whose `forward` mixes data-dependent control flow (nested
 if/elif/else on tensor predicates, conditional expressions, `and`/`or`/`not`,
 early `return` in branches and loops, `break`/`continue` in `for` loops over
-`range(k)` and over an `nn.ModuleList`) with a small set of tensor ops, plus an
+`range(k)` and over an `nn.ModuleList`, data-dependent `while` loops bounded by a
+counter and a `# dycl: max_iterations` comment) with a small set of tensor ops, plus an
 inlined helper `self._f(x, i)`. Every tensor is (1, 4) float32; every loop has
 a constant trip count; every name is assigned on every path before it is read,
 so each program is valid, well-typed Python that always terminates.
@@ -87,6 +88,15 @@ class _Builder:
     budget: int
     features: set[str] = field(default_factory=set)
     n_layer_loops: int = 0
+    n_while: int = 0
+    # A host scalar carried by a data-dependent `while` keeps its Python type (dycl
+    # rejects an int that becomes a float across iterations): programs with while
+    # loops give `s` only floats and `t` only ints, as for BUG 4.
+    whiles: bool = False
+
+    @property
+    def typed_scalars(self) -> bool:
+        return self.whiles or 4 in self.avoid
     leaves_loop: list[bool] = field(default_factory=list)  # per enclosing loop: has a break/continue
 
     # ------------------------------------------------------------ randomness
@@ -114,7 +124,7 @@ class _Builder:
         is not avoided, `s` only ever holds floats and `t` only ints, and every
         scalar expression has one type on all paths.
         """
-        if want is None and 4 in self.avoid:
+        if want is None and self.typed_scalars:
             want = self.pick(("float", "int"))
         scalars = [n for n in ctx.defined if n in SVARS and (want is None or SCALAR_TYPE[n] == want)]
         kinds: list[str] = []
@@ -333,6 +343,8 @@ class _Builder:
             kinds.append("if")
             if not ctx.helper and len(ctx.loops) < MAX_LOOPS:
                 kinds += ["for_range"] if ctx.no_layer_loops else ["for_range", "for_layers"]
+                if self.whiles:
+                    kinds.append("while")
         kind = self.pick(kinds)
         match kind:
             case "assign":
@@ -356,12 +368,12 @@ class _Builder:
             case "sassign":
                 target = self.pick(SVARS)
                 self.features.add("scalar_var")
-                want = SCALAR_TYPE[target] if 4 in self.avoid else None
+                want = SCALAR_TYPE[target] if self.typed_scalars else None
                 return [f"{ind}{target} = {self.sexpr(ctx, 2, want)}"], _add(ctx.defined, target), None
             case "saugassign":  # rebinding a Python number: no aliasing
                 target = self.pick([n for n in ctx.defined if n in SVARS])
                 op = self.pick(("+=", "-=", "*="))
-                want = SCALAR_TYPE[target] if 4 in self.avoid else None
+                want = SCALAR_TYPE[target] if self.typed_scalars else None
                 value = ("2" if want == "int" else "0.5") if op == "*=" else self.sexpr(ctx, 1, want)
                 self.features.add("scalar_augassign")
                 return [f"{ind}{target} {op} {value}"], ctx.defined, None
@@ -371,6 +383,8 @@ class _Builder:
                 return self.for_stmt(ctx, ind, "range")
             case "for_layers":
                 return self.for_stmt(ctx, ind, "layers")
+            case "while":
+                return self.while_stmt(ctx, ind)
         raise AssertionError(kind)
 
     def if_stmt(self, ctx: _Ctx, ind: str) -> tuple[list[str], tuple[str, ...], _Exit]:
@@ -440,6 +454,36 @@ class _Builder:
         return [head] + body, ctx.defined, ("return" if ex == "return" and not leaves else None)
 
 
+    def tensor_pred(self, ctx: _Ctx) -> str:
+        """A predicate that is never known at compile time (a while condition that is
+        would be unrolled, and dycl rejects break/continue there)."""
+        v, red, op, c = self.var(ctx), self.pick(REDUCTIONS), self.pick(CMPS), self.pick(CONSTS)
+        return self.pick((f"{v}.{red}() {op} {c}", f"{v}.{red}().item() {op} {c}", f"bool({v}.{red}() {op} {c})"))
+
+    def while_stmt(self, ctx: _Ctx, ind: str) -> tuple[list[str], tuple[str, ...], _Exit]:
+        """A data-dependent `while`, bounded by a counter (so eager terminates) and a
+        `# dycl: max_iterations` comment; the counter steps first, so `continue` is safe."""
+        counter = f"k{self.n_while}"
+        self.n_while += 1
+        trips = self.draw(st.integers(1, 3))
+        self.features.add("while")
+        if ctx.loops:
+            self.features.add("nested_loops")
+        inner = _Ctx(ctx.defined, ctx.loops + (_Loop(counter, "while"),), ctx.depth + 1, ctx.helper,
+                     ctx.no_layer_loops)
+        head = [
+            f"{ind}{counter} = 0",
+            f"{ind}while {counter} < {trips} and {self.tensor_pred(inner)}:  # dycl: max_iterations={trips}",
+            f"{ind}    {counter} += 1",
+        ]
+        self.leaves_loop.append(False)
+        body, _, _ = self.block(inner, ind + "    ")
+        self.leaves_loop.pop()
+        # It may run no iteration: it never ends the function, and names first
+        # assigned in its body are not used after it.
+        return head + body, ctx.defined, None
+
+
 def _aliases(expr: str) -> frozenset[str]:
     """The names whose tensor `expr` may evaluate to (the very same object).
 
@@ -467,9 +511,11 @@ def _add(names: tuple[str, ...], name: str) -> tuple[str, ...]:
 
 
 @st.composite
-def programs(draw: Callable[[Any], Any], max_stmts: int = 12, avoid: frozenset[int] = KNOWN_BUGS) -> Program:
+def programs(draw: Callable[[Any], Any], max_stmts: int = 12, avoid: frozenset[int] = KNOWN_BUGS,
+             whiles: bool | None = None) -> Program:
     """Random programs, steering clear of the construct combinations of the
-    known compiler bugs numbered in `avoid` (see the test module)."""
+    known compiler bugs numbered in `avoid` (see the test module); `whiles`
+    allows data-dependent while loops (None: drawn)."""
     n_fc = draw(st.integers(1, 3))
     n_layers = draw(st.integers(1, 3))
     has_helper = draw(st.booleans())
@@ -479,7 +525,8 @@ def programs(draw: Callable[[Any], Any], max_stmts: int = 12, avoid: frozenset[i
     ret_style = draw(st.sampled_from(styles))
     inplace = frozenset(draw(st.sets(st.sampled_from(VARS))))
     b = _Builder(draw, n_fc, n_layers, has_helper, ret_style, inplace, avoid,
-                 budget=draw(st.integers(2, max_stmts)))
+                 budget=draw(st.integers(2, max_stmts)),
+                 whiles=draw(st.booleans()) if whiles is None else whiles)
     if ret_style != "single":
         b.features.add("return_" + ret_style)
 
