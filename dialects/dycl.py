@@ -1196,6 +1196,72 @@ class TensorRegionOp(IRDLOperation):
         printer.print_op_attributes(self.attributes)
 
 
+@irdl_op_definition
+class PyRegionOp(IRDLOperation):
+    """A piece of the user's Python that the frontend could not translate: run as
+    Python by the host (a fallback region), on the real model.
+
+    `code` defines one function `__dycl_region(__dycl_root, *live_ins)`; the host
+    calls it with the model and the operands and binds its results (the live-outs,
+    or the value it returns when `tail` is set: then the region ends its function).
+    `globals` names the Python module whose globals the code runs in; `loc`,
+    `construct` and `reason` say where it came from and why it was not compiled.
+    It is a host operation with unknown side effects: a barrier to hoisting and
+    outlining, never folded or removed.
+
+    ```mlir
+    %y = dycl.py_region(%x) {code = "def __dycl_region(__dycl_root, x):\0A    print(x)\0A    y = x\0A    return (y,)\0A",
+                             globals = "model", loc = "model.py:12:9", construct = "print", reason = "a call with side effects"}
+         : (tensor<1x4xf32>) -> !dycl.any
+    ```
+    """
+
+    name = "dycl.py_region"
+    args = var_operand_def()
+    res = var_result_def()
+    code = prop_def(StringAttr)
+    globals = prop_def(StringAttr)
+    loc = prop_def(StringAttr)
+    construct = prop_def(StringAttr)
+    reason = prop_def(StringAttr)
+    tail = opt_prop_def(UnitAttr)
+    irdl_options = (ParsePropInAttrDict(),)
+
+    assembly_format = "`(` $args `)` attr-dict `:` functional-type($args, $res)"
+
+    def __init__(self, args: Sequence[SSAValue], result_types: Sequence[Attribute], code: str, globals_name: str,
+                 loc: str, construct: str, reason: str, tail: bool = False):
+        props: dict[str, Attribute] = {
+            "code": StringAttr(code), "globals": StringAttr(globals_name), "loc": StringAttr(loc),
+            "construct": StringAttr(construct), "reason": StringAttr(reason),
+        }
+        if tail:
+            props["tail"] = UnitAttr()
+        super().__init__(operands=[args], properties=props, result_types=[result_types])
+
+    def verify_(self) -> None:
+        import ast
+
+        try:
+            tree = ast.parse(self.code.data)
+        except SyntaxError as e:
+            raise VerifyException(f"'dycl.py_region' code is not valid Python: {e.msg} (line {e.lineno})") from None
+        if len(tree.body) != 1 or not isinstance(fn := tree.body[0], ast.FunctionDef) or fn.name != "__dycl_region":
+            raise VerifyException("'dycl.py_region' code must define exactly one function '__dycl_region'")
+        a = fn.args
+        if a.vararg or a.kwarg or a.kwonlyargs or a.posonlyargs or a.defaults:
+            raise VerifyException("'__dycl_region' takes plain positional parameters only")
+        if len(a.args) != len(self.args) + 1:
+            raise VerifyException(
+                f"'__dycl_region' takes {len(a.args)} parameters; expected the model and "
+                f"{len(self.args)} operand(s)"
+            )
+        if self.tail is not None and len(self.res) != 1:
+            raise VerifyException("a tail 'dycl.py_region' has exactly one result (the returned value)")
+        if not self.globals.data:
+            raise VerifyException("'dycl.py_region' needs the name of the globals it runs in")
+
+
 SUBGRAPH_ATTR = "dycl.subgraph"
 BACKEND_ATTR = "dycl.backend"
 
@@ -1261,6 +1327,7 @@ HOST_ONLY_OPS: tuple[type[Operation], ...] = (
     BreakOp,
     CallSubgraphOp,
     TensorRegionOp,
+    PyRegionOp,
 )
 
 TENSOR_OPS: tuple[type[Operation], ...] = (
@@ -1292,6 +1359,7 @@ DYCL = Dialect(
         BreakOp,
         TensorRegionOp,
         CallSubgraphOp,
+        PyRegionOp,
     ],
     [AnyValueType, PyObjType, GlobalAttr],
 )

@@ -5,7 +5,7 @@
 """
 
 from dycl.compiler import compile
-from dycl.diagnostics import BackendError, DyclError, FrontendError, InputError, PassError
+from dycl.diagnostics import BackendError, DyclError, FallbackWarning, FrontendError, InputError, PassError
 from dycl.runtime import CompiledModel, load
 
-__all__ = ["compile", "load", "CompiledModel", "DyclError", "FrontendError", "PassError", "BackendError", "InputError"]
+__all__ = ["compile", "load", "CompiledModel", "DyclError", "FrontendError", "PassError", "BackendError", "InputError", "FallbackWarning"]

@@ -59,50 +59,55 @@ def cmd_import(args: argparse.Namespace) -> None:
     from dycl.printing import module_text
 
     model, inputs = _model_and_inputs(args)
-    text = module_text(lower_module(model, inputs, args.model), debuginfo=args.locations)
+    if args.fallback == "error":
+        module = lower_module(model, inputs, args.model)
+    else:
+        try:
+            module = lower_module(model, inputs, args.model, fallback="statement")
+        except DyclError:
+            module = lower_module(model, inputs, args.model, fallback="whole")
+    text = module_text(module, debuginfo=args.locations)
     _write(text, args.output)
 
 
 def cmd_compile(args: argparse.Namespace) -> None:
-    from dycl.backends.base import Target
-    from dycl.compiler import CompileReport, build_artifact, build_options, lower_and_optimize, run_pipeline
-    from dycl.frontend.lowering import lower_module
-    from dycl.passes.pipelines import pipeline_passes
-    from dycl.printing import module_text
+    import warnings
 
-    model, inputs = _model_and_inputs(args)
-    target = Target.parse(args.target, args.arch)
-    options = build_options(target, args.tune_trials, args.tuning_db)
-    if args.jobs < 1:
-        raise ValueError(f"--jobs must be at least 1, got {args.jobs}")
-    report = CompileReport()
-    if args.dump_ir_after:
-        start = time.perf_counter()
-        import torch._dynamo  # noqa: F401  (timed apart, as in lower_and_optimize)
-
-        report.import_seconds = time.perf_counter() - start
-        start = time.perf_counter()
-        module = lower_module(model, inputs, args.model)
-        report.frontend_seconds = time.perf_counter() - start
-        dumps = run_pipeline(module, pipeline_passes(args.pipeline), report, args.dump_ir_after)
-        for name, text in dumps.items():
-            print(f"// -----// IR after {name} //----- //\n{text}", file=sys.stderr)
-    else:
-        module = lower_and_optimize(model, inputs, args.pipeline, report, args.model)
-    out = Path(args.output)
-    backend = args.backend
-    if backend == "fastest":
-        from dycl.compiler import choose_fastest_backends
-
-        choose_fastest_backends(module, target, report)
-        backend = "torch"  # every sub-DNN now names its own
-    build_artifact(module, model, inputs, out, target, backend, report, jobs=args.jobs, options=options)
+    import dycl
     from dycl.hcfg import Hcfg
 
-    print(Hcfg.from_module(module).summary())
-    print(f"wrote {out}/ (host.py, manifest.json, module.mlir, hcfg.dot, {len(report.backend_seconds)} sub-DNNs)")
+    model, inputs = _model_and_inputs(args)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always", dycl.FallbackWarning)
+        cm = dycl.compile(model, inputs, args.target, args.backend, arch=args.arch, out_dir=args.output,
+                          pipeline=args.pipeline, jobs=args.jobs, tune_trials=args.tune_trials,
+                          tuning_dir=args.tuning_db, fallback=args.fallback, dump_ir_after=args.dump_ir_after,
+                          model_key=args.model)
+    for w in caught:
+        print(f"dycl: note: {str(w.message).removeprefix('dycl: ')}", file=sys.stderr)
+    report = cm.report
+    for name, text in report.ir_dumps.items():
+        print(f"// -----// IR after {name} //----- //\n{text}", file=sys.stderr)
+    print(Hcfg.from_module(cm.module).summary())
+    print(f"wrote {args.output}/ (host.py, manifest.json, module.mlir, hcfg.dot, {len(cm.subgraphs)} sub-DNNs)")
+    if args.explain:
+        print_explain(cm)
     if args.time_passes:
         print_timing(report)
+
+
+def print_explain(cm: Any) -> None:
+    """What was compiled where, and what runs as Python and why (like torch._dynamo.explain)."""
+    subs = cm.subgraphs
+    print(f"sub-DNNs: {len(subs)}")
+    for name, info in subs.items():
+        print(f"  {name}: {info['backend']}")
+    regions = cm.fallbacks
+    print(f"fallback regions (run as Python): {len(regions)}")
+    for r in regions:
+        print(f"  {r['loc']}: {r['construct']} -- {r['reason']} ({100 * r['tensor_op_share']:.0f}% of tensor calls)")
+    for attempt in getattr(cm.report, "fallback_attempts", []):
+        print(f"  widened after: {attempt}")
 
 
 def print_timing(report: Any) -> None:
@@ -183,6 +188,8 @@ def build_parser() -> argparse.ArgumentParser:
     model_args(sp)
     sp.add_argument("-o", "--output", help="output .mlir file (default: stdout)")
     sp.add_argument("--locations", action="store_true", help="print Python source locations")
+    sp.add_argument("--fallback", default="python", choices=["python", "error"],
+                    help="untranslatable code becomes a dycl.py_region (default) or a located error")
     sp.set_defaults(func=cmd_import)
 
     sp = sub.add_parser("compile", help="compile a model to an artifact directory")
@@ -198,6 +205,11 @@ def build_parser() -> argparse.ArgumentParser:
                     help="tune TVM kernels with MetaSchedule, N trials per task (llvm only)")
     sp.add_argument("--tuning-db", metavar="DIR", help="persistent tuning database (default: the build cache)")
     sp.add_argument("-o", "--output", required=True, help="artifact directory")
+    sp.add_argument("--fallback", default="python", choices=["python", "error"],
+                    help="what the frontend cannot translate: run it as Python in the host (default) or stop "
+                         "with a located error")
+    sp.add_argument("--explain", action="store_true",
+                    help="list each sub-DNN's backend and each part run as Python, with why")
     sp.set_defaults(func=cmd_compile)
 
     sp = sub.add_parser("run", help="run a compiled artifact on random inputs")

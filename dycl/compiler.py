@@ -20,6 +20,7 @@ from xdsl.dialects import func
 from xdsl.dialects.builtin import ModuleOp, StringAttr
 from xdsl.passes import ModulePass
 
+from dycl.diagnostics import DyclError, FrontendError
 from dycl.backends.base import BuildOptions, SubgraphSpec, Target, get_backend
 from dycl.dialects import dycl as d
 from dycl.frontend.lowering import lower_module
@@ -46,6 +47,9 @@ class CompileReport:
     import_seconds: float = 0.0
     backend_seconds: dict[str, float] = field(default_factory=dict)
     fallbacks: list[str] = field(default_factory=list)
+    # Failed compiles before the one that succeeded (fallback="python" widens regions).
+    fallback_attempts: list[str] = field(default_factory=list)
+    ir_dumps: dict[str, str] = field(default_factory=dict)  # pass name -> IR after it
     cache_hits: int = 0  # sub-DNNs taken from the disk cache
     deduplicated: int = 0  # sub-DNNs identical to one built earlier in the same compile
 
@@ -88,7 +92,8 @@ def run_pipeline(module: ModuleOp, passes: Sequence[ModulePass], report: Compile
 
 
 def lower_and_optimize(model: nn.Module, inputs: Sequence[torch.Tensor], pipeline: str = "dycl-default",
-                       report: CompileReport | None = None, model_key: str | None = None) -> ModuleOp:
+                       report: CompileReport | None = None, model_key: str | None = None,
+                       fallback: str = "none", dump_ir_after: str | None = None, reason: str = "") -> ModuleOp:
     from dycl.passes.pipelines import pipeline_passes
 
     start = time.perf_counter()
@@ -97,10 +102,14 @@ def lower_and_optimize(model: nn.Module, inputs: Sequence[torch.Tensor], pipelin
     if report is not None:
         report.import_seconds = time.perf_counter() - start
     start = time.perf_counter()
-    module = lower_module(model, inputs, model_key or register_live(model))
+    module = lower_module(model, inputs, model_key or register_live(model), fallback=fallback, reason=reason)
     if report is not None:
         report.frontend_seconds = time.perf_counter() - start
-    run_pipeline(module, pipeline_passes(pipeline), report)
+    if dump_ir_after in ("frontend", "all") and report is not None:
+        report.ir_dumps["frontend"] = module_text(module)
+    dumps = run_pipeline(module, pipeline_passes(pipeline), report, dump_ir_after)
+    if report is not None:
+        report.ir_dumps.update(dumps)
     return module
 
 
@@ -131,6 +140,7 @@ def build_artifact(module: ModuleOp, model: nn.Module, inputs: Sequence[torch.Te
             "outputs": [str(t) for t in job.fn.function_type.outputs.data],
         }
     host = emit_host_python(module, loaders, type(model).__name__)
+    regions = [op for op in module.walk() if isinstance(op, d.PyRegionOp)]
     (out_dir / "host.py").write_text(host)
     (out_dir / "module.mlir").write_text(module_text(module))
     hcfg = Hcfg.from_module(module)
@@ -142,8 +152,16 @@ def build_artifact(module: ModuleOp, model: nn.Module, inputs: Sequence[torch.Te
         "inputs": [{"shape": list(x.shape), "dtype": str(x.dtype).removeprefix("torch.")} for x in inputs],
         "subgraphs": subgraphs,
         "hcfg": hcfg.counts(),
+        "fallbacks": fallback_records(module),
     }
+    if regions:
+        manifest["fallback_model"] = save_fallback_model(model, regions, out_dir)
     (out_dir / "manifest.json").write_text(json.dumps(manifest, indent=2) + "\n")
+
+
+# How far an untranslatable construct widens, tried in order (fallback="python").
+FALLBACK_TIERS = ("statement", "tail", "whole")
+FALLBACK_MODES = ("python", "error")
 
 
 def compile(
@@ -158,43 +176,133 @@ def compile(
     jobs: int = 1,
     tune_trials: int = 0,
     tuning_dir: str | Path | None = None,
+    fallback: str = "python",
+    dump_ir_after: str | None = None,
+    model_key: str | None = None,
 ) -> Any:
     """Compile a dynamic `model` for `target`; returns a callable `CompiledModel`.
 
     `jobs` builds that many sub-DNNs at once (worker processes); `tune_trials`
     tunes TVM's kernels with MetaSchedule (that many trials per task, llvm only),
     recording the results in `tuning_dir` (default: the build cache's `tuning/`).
+    `fallback="python"` runs what the frontend cannot translate as the model's
+    own Python in the host (listed in `cm.fallbacks`, warned about once);
+    `fallback="error"` makes it a located error instead. `dump_ir_after` names a
+    pass (or "all") whose output IR is kept in `cm.report.ir_dumps`.
     """
     from dycl.runtime import CompiledModel
 
     inputs = list(example_inputs)
-    report = CompileReport()
     tgt = Target.parse(target, arch)
     options = build_options(tgt, tune_trials, tuning_dir)
     if jobs < 1:
         raise ValueError(f"jobs must be at least 1, got {jobs}")
+    if fallback not in FALLBACK_MODES:
+        raise ValueError(f"fallback must be one of {', '.join(FALLBACK_MODES)}, got {fallback!r}")
     if backend != "fastest":
         get_backend(backend)  # fail early on a typo
-    module = lower_and_optimize(model, inputs, pipeline, report)
-    if backend == "fastest":
-        choose_fastest_backends(module, tgt, report)
-        backend = "torch"  # every sub-DNN now names its own
     if out_dir is None:
         out = Path(tempfile.mkdtemp(prefix="dycl-"))
     else:
         out = Path(out_dir)
         if out.exists() and any(out.iterdir()) and not (out / "manifest.json").exists():
             raise FileExistsError(f"output directory '{out}' exists and is not a dycl artifact")
-    try:
-        build_artifact(module, model, inputs, out, tgt, backend, report, jobs=jobs, options=options)
-    except BaseException:
-        if out_dir is not None and not (out / "manifest.json").exists():
-            shutil.rmtree(out, ignore_errors=True)
-        raise
-    cm = CompiledModel(out, module=module, report=report)
+    tiers = FALLBACK_TIERS if fallback == "python" else ("none",)
+    attempts: list[str] = []
+    for k, tier in enumerate(tiers):
+        report = CompileReport()
+        try:
+            module = lower_and_optimize(model, inputs, pipeline, report, model_key, tier, dump_ir_after,
+                                        reason=attempts[0].split(": ", 1)[1] if attempts else "")
+            chosen = backend
+            if backend == "fastest":
+                choose_fastest_backends(module, tgt, report)
+                chosen = "torch"  # every sub-DNN now names its own
+            build_artifact(module, model, inputs, out, tgt, chosen, report, jobs=jobs, options=options)
+            break
+        except BaseException as e:
+            if out_dir is not None and not (out / "manifest.json").exists():
+                shutil.rmtree(out, ignore_errors=True)
+            if k == len(tiers) - 1 or not isinstance(e, Exception) or _is_input_error(e):
+                raise
+            # Compile more of the model as Python (never a wrong answer, only slower).
+            message = e.format().splitlines()[0] if isinstance(e, DyclError) else f"{type(e).__name__}: {e}"
+            attempts.append(f"{tier}: {message}")
+    report.fallback_attempts = attempts
+    cm = CompiledModel(out, module=module, report=report, model=model)
     if out_dir is None:  # a temporary artifact lives as long as the model
         weakref.finalize(cm, shutil.rmtree, out, ignore_errors=True)
+    if cm.fallbacks:
+        warn_fallbacks(cm.fallbacks)
     return cm
+
+
+def _is_input_error(e: BaseException) -> bool:
+    """Errors about the example inputs themselves: no fallback makes them right."""
+    return isinstance(e, FrontendError) and "example input" in e.message
+
+
+def warn_fallbacks(records: list[dict[str, Any]]) -> None:
+    import warnings
+
+    from dycl.diagnostics import FallbackWarning
+
+    where = ", ".join(f"{r['loc']} ({r['construct']})" for r in records[:6]) + (", ..." if len(records) > 6 else "")
+    n = len(records)
+    warnings.warn(f"dycl: {n} region{'s' if n > 1 else ''} run{'' if n > 1 else 's'} as Python: {where} "
+                  "(cm.fallbacks or `dycl compile --explain` says why)", FallbackWarning, stacklevel=3)
+
+
+def fallback_records(module: ModuleOp) -> list[dict[str, Any]]:
+    """Each fallback region: where, what, why, and its share of the tensor calls
+    (calls in its code against the tensor ops compiled into sub-DNNs)."""
+    import ast
+
+    compiled = sum(1 for op in module.walk() if isinstance(op, d.TENSOR_OPS) and _in_subgraph(op))
+    records = []
+    for op in module.walk():
+        if not isinstance(op, d.PyRegionOp):
+            continue
+        calls = sum(isinstance(n, ast.Call) for n in ast.walk(ast.parse(op.code.data)))
+        records.append({
+            "loc": op.loc.data, "construct": op.construct.data, "reason": op.reason.data,
+            "tensor_op_share": round(calls / max(1, calls + compiled), 3),
+        })
+    return records
+
+
+def _in_subgraph(op: Any) -> bool:
+    f = op.parent_op()
+    while f is not None and not isinstance(f, func.FuncOp):
+        f = f.parent_op()
+    return f is not None and d.SUBGRAPH_ATTR in f.attributes
+
+
+def save_fallback_model(model: nn.Module, regions: list[Any], out_dir: Path) -> dict[str, Any]:
+    """Store the model (pickled) and the sources of its non-installed modules, for
+    the regions of a reloaded artifact; loading it runs that code."""
+    import importlib.util
+    import sysconfig
+
+    installed = {sysconfig.get_paths()[k] for k in ("purelib", "platlib", "stdlib", "platstdlib")}
+    names = {type(m).__module__ for m in model.modules()} | {op.globals.data for op in regions}
+    sources = []
+    (out_dir / "model_src").mkdir(exist_ok=True)
+    for name in sorted(names):
+        mod = sys.modules.get(name)
+        file = getattr(mod, "__file__", None)
+        if mod is None or not file or any(file.startswith(p) for p in installed) or name.startswith("dycl."):
+            continue
+        if name != "__main__" and importlib.util.find_spec(name) is not None and not name.startswith("dycl_user_"):
+            continue  # importable where it is
+        dest = Path("model_src") / f"{name}.py"
+        shutil.copyfile(file, out_dir / dest)
+        sources.append({"module": name, "file": str(dest)})
+    try:
+        torch.save(model, out_dir / "model.pt")
+    except Exception as e:  # e.g. a lambda held by the model
+        return {"file": None, "error": f"the model could not be pickled: {type(e).__name__}: {e}"}
+    return {"file": "model.pt", "sources": sources}
 
 
 def build_options(target: Target, tune_trials: int = 0, tuning_dir: str | Path | None = None) -> BuildOptions:

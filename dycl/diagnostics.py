@@ -67,6 +67,10 @@ class BackendError(DyclError):
     """A sub-DNN could not be built by the requested backend."""
 
 
+class FallbackWarning(UserWarning):
+    """Parts of a model run as Python in the host (fallback regions); said once per compile."""
+
+
 class InputError(DyclError, ValueError):
     """A compiled model was called with inputs that do not match its signature."""
 

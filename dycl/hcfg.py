@@ -22,7 +22,7 @@ Pred = tuple[str, str]  # (node id, edge label)
 @dataclass
 class Node:
     id: str
-    kind: str  # entry, exit, tensor, condition, loop
+    kind: str  # entry, exit, tensor, condition, loop, python (a fallback region)
     label: str
 
 
@@ -59,6 +59,13 @@ class Hcfg:
                 nid = self._add("tensor", _tensor_label(op))
                 self._connect(preds, nid)
                 preds = [(nid, "")]
+            elif isinstance(op, d.PyRegionOp):
+                nid = self._add("python", f"python {op.loc.data} ({op.construct.data})")
+                self._connect(preds, nid)
+                if op.tail is not None:  # it returns from the function
+                    self._connect([(nid, "")], "exit")
+                    return []
+                preds = [(nid, "")]
             elif isinstance(op, d.IfOp):
                 nid = self._add("condition", f"if {_where(op)}")
                 self._connect(preds, nid)
@@ -90,17 +97,21 @@ class Hcfg:
             "tensor_nodes": kinds.count("tensor"),
             "condition_nodes": kinds.count("condition"),
             "loops": kinds.count("loop"),
+            "python_nodes": kinds.count("python"),
         }
 
     def summary(self) -> str:
         c = self.counts()
         return (
             f"HCFG: {c['nodes']} nodes ({c['tensor_nodes']} sub-DNNs, {c['condition_nodes']} conditions, "
-            f"{c['loops']} loops), {c['edges']} edges"
+            f"{c['loops']} loops"
+            + (f", {c['python_nodes']} run as Python" if c["python_nodes"] else "")
+            + f"), {c['edges']} edges"
         )
 
     def to_dot(self) -> str:
-        shapes = {"entry": "oval", "exit": "oval", "tensor": "box", "condition": "diamond", "loop": "hexagon"}
+        shapes = {"entry": "oval", "exit": "oval", "tensor": "box", "condition": "diamond", "loop": "hexagon",
+                  "python": "note"}
         lines = ["digraph hcfg {", "  rankdir=TB;"]
         for n in self.nodes:
             label = n.label.replace('"', '\\"')

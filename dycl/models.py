@@ -8,6 +8,7 @@ and called (that is what `dycl import` records, so `dycl-opt` can rerun passes).
 
 from __future__ import annotations
 
+import hashlib
 import importlib.util
 import sys
 from pathlib import Path
@@ -40,7 +41,9 @@ def load_spec(spec: str) -> Any:
         path = Path(where)
         if not path.is_file():
             raise DyclError(f"model file '{where}' does not exist")
-        mod_name = f"dycl_user_{path.stem}_{abs(hash(str(path.resolve()))):x}"
+        # Stable across processes: fallback regions name the module whose globals they use.
+        digest = hashlib.sha1(str(path.resolve()).encode()).hexdigest()[:12]
+        mod_name = f"dycl_user_{path.stem}_{digest}"
         module_spec = importlib.util.spec_from_file_location(mod_name, path)
         assert module_spec is not None and module_spec.loader is not None
         module = importlib.util.module_from_spec(module_spec)

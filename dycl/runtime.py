@@ -45,8 +45,9 @@ def to_torch(value: Any) -> Any:
 class CompiledModel:
     """A compiled dynamic model: call it like the original module."""
 
-    def __init__(self, path: str | Path, module: Any = None, report: Any = None):
+    def __init__(self, path: str | Path, module: Any = None, report: Any = None, model: Any = None):
         self.path = Path(path)
+        self._model = model  # the live model, for fallback regions (else unpickled from the artifact)
         manifest_file = self.path / "manifest.json"
         if not manifest_file.is_file():
             raise DyclError(f"'{self.path}' is not a dycl artifact (no manifest.json)")
@@ -77,7 +78,7 @@ class CompiledModel:
         if self._program is None:
             if self.manifest["target"]["kind"] == "cuda":
                 _require_cuda_runtime()
-            self._program = self.host.load(str(self.path))
+            self._program = self.host.load(str(self.path), model=self._model)
         return self._program
 
     def __call__(self, *inputs: Any) -> Any:
@@ -104,6 +105,12 @@ class CompiledModel:
         from dycl.hcfg import Hcfg
 
         return Hcfg.from_module(self.module)
+
+    @property
+    def fallbacks(self) -> list[dict[str, Any]]:
+        """The fallback regions: parts of the model run as its own Python (`loc`,
+        `construct`, `reason`, `tensor_op_share`); empty when all is compiled."""
+        return list(self.manifest.get("fallbacks", []))
 
     @property
     def subgraphs(self) -> dict[str, Any]:

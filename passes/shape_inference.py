@@ -198,6 +198,8 @@ class _Inferrer:
                 vals = self.run_block(op.body.block, returns)
                 assert vals is not None
                 self.set_results(op, vals)
+            case d.PyRegionOp():
+                self.set_results(op, run_region(self, op))
             case d.CallSubgraphOp():
                 callee = self.module.lookup_symbol(op.callee)  # type: ignore[attr-defined]
                 sub = _Inferrer(self.module, self.model)
@@ -307,6 +309,24 @@ class _Inferrer:
 
 
 _MAX_SPLITS = 64
+
+
+def run_region(inferrer: _Inferrer, op: d.PyRegionOp) -> list[Any]:
+    """The results of a fallback region, for their types: run on fake tensors, or,
+    where its code reads tensor data, once on real stand-in values. Module state,
+    output and the random generator are restored afterwards."""
+    from dycl.region_typing import type_region
+
+    if not op.res:
+        return []  # nothing to type: it need not run (it may only print, or raise)
+    args = [inferrer.get(v) for v in op.args]
+    try:
+        return type_region(op, inferrer.model, inferrer.mode, args, lambda u: _PLACEHOLDERS[u.type][0], Unknown)
+    except Exception as e:  # the user's code failed on stand-in values
+        if op.tail is not None:
+            return [Unknown(d.PYOBJ)]  # it ends the function: nothing compiled uses it
+        raise PassError(f"cannot infer what the fallback region at {op.loc.data} returns "
+                        f"({type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''})", op) from None
 
 
 class _SplitPaths(Exception):

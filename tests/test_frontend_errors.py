@@ -86,7 +86,7 @@ def test_unsupported_construct_is_located(name):
 def test_compile_raises_frontend_error_not_a_traceback():
     model = make_module(CASES["try"][0])
     with pytest.raises(dycl.FrontendError):
-        dycl.compile(model, [torch.randn(1, 4)])
+        dycl.compile(model, [torch.randn(1, 4)], fallback="error")
 
 
 def test_cli_reports_frontend_error_without_traceback(tmp_path):
@@ -101,7 +101,8 @@ def test_cli_reports_frontend_error_without_traceback(tmp_path):
     )
     out = tmp_path / "out"
     r = subprocess.run(
-        [sys.executable, "-m", "dycl.cli", "compile", f"{src}:make_model", "--input", "1x4xf32", "-o", str(out)],
+        [sys.executable, "-m", "dycl.cli", "compile", f"{src}:make_model", "--input", "1x4xf32", "-o", str(out),
+         "--fallback", "error"],
         capture_output=True, text=True,
     )
     assert r.returncode == 1

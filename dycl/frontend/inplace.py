@@ -39,7 +39,13 @@ def storage_root(v: SSAValue, model: nn.Module) -> SSAValue:
     """The value whose storage `v` may view (`v` itself when it owns its storage)."""
     while isinstance(owner := v.owner, Operation) and owner.operands:
         if isinstance(owner, d.GetItemOp):
-            v = owner.operands[0]  # an element of a split/chunk/unbind result
+            src = owner.operands[0].owner
+            if isinstance(src, d.MakeTupleOp):
+                v = src.elements[owner.index.value.data]  # the element itself
+            elif _is_view(src, model):
+                v = owner.operands[0]  # an element of a split/chunk/unbind result
+            else:
+                break  # an output of topk, max(dim), an LSTM...: its own storage
         elif isinstance(owner, d.CallMethodOp) and owner.method.data in _VIEW_METHODS:
             v = owner.operands[0]
         elif isinstance(owner, d.CallFunctionOp) and owner.target.data in _VIEW_FUNCTIONS:
@@ -49,6 +55,11 @@ def storage_root(v: SSAValue, model: nn.Module) -> SSAValue:
         else:
             break
     return v
+
+
+def _is_view(op: object, model: nn.Module) -> bool:
+    return (isinstance(op, d.CallMethodOp) and op.method.data in _VIEW_METHODS) or (
+        isinstance(op, d.CallFunctionOp) and op.target.data in _VIEW_FUNCTIONS)
 
 
 def possible_roots(v: SSAValue, model: nn.Module, joins: dict[SSAValue, list[SSAValue]]) -> set[SSAValue]:

@@ -32,13 +32,14 @@ from xdsl.dialects.builtin import (
     i1,
     i64,
 )
-from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
+from xdsl.ir import Attribute, Block, BlockArgument, Operation, Region, SSAValue
 
 from dycl.diagnostics import FrontendError, SourceLoc
 from dycl.dialects import dycl as d
 from dycl.frontend.restructure import restructure
 from dycl.frontend.inplace import bound_values, maybe_tensor, possible_roots, rebind
-from dycl.frontend.loops import LoopLowering, NeedsStatic, OverBudget, RuntimeRange, UnsafeJoin, _Continuation, _Injected
+from dycl.frontend.loops import LoopLowering, NeedsStatic, OverBudget, RuntimeRange, UnsafeJoin, _Continuation, _Injected, _snapshot
+from dycl.frontend.regions import RegionLowering, RegionRecord, Widen, has_loose_exit, has_return
 from dycl.types import tensor_type_of
 from dycl.frontend.values import (
     GlobalRef,
@@ -121,6 +122,10 @@ FORBIDDEN_CALLS = {
 }
 
 
+_MUTATING_METHODS = {"append", "extend", "insert", "pop", "remove", "clear", "update", "setdefault", "add",
+                     "discard", "sort", "reverse", "popitem"}
+
+
 @dataclass
 class _Function:
     """The Python function being lowered (forward or an inlined helper)."""
@@ -174,12 +179,26 @@ def _assigned_names(stmts: Sequence[ast.stmt]) -> set[str]:
     return names
 
 
-class Lowerer(LoopLowering):
-    """Lowers one model: `lower()` returns a module with `func.func @forward`."""
+class Lowerer(LoopLowering, RegionLowering):
+    """Lowers one model: `lower()` returns a module with `func.func @forward`.
+
+    `fallback` says what an untranslatable statement becomes: an error ("none"),
+    the smallest fallback region ("statement"), or a region from it to the end of
+    its function ("tail"). `dirty_attrs` are module attributes that forward
+    changes at run time: reading them is left to the host.
+    """
 
     def __init__(self, model: nn.Module, example_inputs: Sequence[Any], model_key: str | None = None,
-                 max_iterations: int | None = None):
+                 max_iterations: int | None = None, fallback: str = "none",
+                 dirty_attrs: set[tuple[int, str]] | None = None):
         self.model = model
+        self.fallback = fallback
+        self.dirty_attrs = dirty_attrs or set()
+        self.written_attrs: set[tuple[int, str]] = set()
+        self.folded_attrs: dict[tuple[int, str], str] = {}
+        self.unknown_writes = False
+        self.regions: list[RegionRecord] = []
+        self._fn_body: list[ast.stmt] | None = None
         self.max_iterations = max_iterations
         self.loops = []
         self.example_inputs = list(example_inputs)
@@ -197,7 +216,7 @@ class Lowerer(LoopLowering):
     # ------------------------------------------------------------------ driver
 
     def lower(self) -> ModuleOp:
-        forward = type(self.model).forward
+        forward = self._forward_of(self.model, None)
         tree, fn = self._parse(forward, type(self.model).__name__, inline=False)
         fdef = tree.body[0]
         assert isinstance(fdef, ast.FunctionDef)
@@ -213,10 +232,9 @@ class Lowerer(LoopLowering):
             )
         # Parameters left to their defaults are compile-time constants.
         self.fn = fn
-        defaults = {
-            name: self.expr(default, _Scope(env={}))
-            for name, default in zip(params[required:], fdef.args.defaults)
-        }
+        # The default objects themselves (a tensor default is one tensor, made once).
+        default_values = getattr(forward, "__defaults__", None) or ()
+        defaults = {name: Static(value) for name, value in zip(params[required:], default_values)}
         given = params[: len(self.example_inputs)]
         arg_types = [self._input_type(x, name, fdef, fn) for name, x in zip(given, self.example_inputs)]
         entry = Block(arg_types=arg_types)
@@ -225,12 +243,14 @@ class Lowerer(LoopLowering):
         self.block = self._entry = entry
         env: dict[str, Value] = {"self": ModuleRef("", self.model), **defaults, **dict(zip(given, entry.args))}
         scope = _Scope(env=env)
+        self._fn_body = fdef.body
         self._lower_body(fdef.body, scope)
         if not scope.terminated:
             self._emit_return(scope, None, fdef, top=True)
         func_op = func.FuncOp("forward", (arg_types, [d.ANY]), Region(entry))
         func_op.location = self._loc(fdef, fn).to_attr()
         module = ModuleOp([func_op])
+        _drop_detached_uses(module)
         if self.model_key is not None:
             module.attributes["dycl.model"] = StringAttr(self.model_key)
         return module
@@ -347,17 +367,74 @@ class Lowerer(LoopLowering):
     # -------------------------------------------------------------- statements
 
     def _lower_body(self, stmts: Sequence[ast.stmt], scope: _Scope) -> None:
+        top = stmts is self._fn_body
         stmts = list(stmts)
+        checkpoints: list[tuple[Any, Operation | None, int]] = []
         for i, s in enumerate(stmts):
             if scope.terminated:
                 return  # code after return/break is dead, as in Python
-            if isinstance(s, ast.For):
-                if self.lower_for(s, stmts[i + 1 :], scope):
+            if self.fallback == "none" or isinstance(s, _Continuation):
+                if self._lower_stmt(s, stmts, i, scope):
                     return
-            elif isinstance(s, _Continuation):
-                self._lower_body(s.stmts, scope)
-            else:
-                self._stmt(s, scope)
+                continue
+            checkpoints.append((_snapshot([scope, *self._caller_scopes]), self._mark(), self.emitted))
+            try:
+                if self._lower_stmt(s, stmts, i, scope):
+                    return
+                continue
+            except (FrontendError, Widen) as e:
+                error = e.error if isinstance(e, Widen) else e
+            self._restore(checkpoints[i])
+            if self._region_at(stmts, i, scope, error, top, checkpoints):
+                return
+
+    def _lower_stmt(self, s: ast.stmt, stmts: list[ast.stmt], i: int, scope: _Scope) -> bool:
+        """Lower one statement; True if it also consumed the statements after it."""
+        if isinstance(s, ast.For):
+            return self.lower_for(s, stmts[i + 1 :], scope)
+        if isinstance(s, _Continuation):
+            self._lower_body(s.stmts, scope)
+        else:
+            self._stmt(s, scope)
+        return False
+
+    def _restore(self, checkpoint: tuple[Any, Operation | None, int]) -> None:
+        restore, mark, emitted = checkpoint
+        restore()
+        self._rollback(mark)
+        self.emitted = emitted
+
+    def _region_at(self, stmts: list[ast.stmt], i: int, scope: _Scope, error: FrontendError, top: bool,
+                   checkpoints: list[tuple[Any, Operation | None, int]]) -> bool:
+        """Run `stmts[i]` as a fallback region (True: it ended the function)."""
+        s = stmts[i]
+        if self.fallback == "statement" and isinstance(s, ast.Return) and s.value is not None and not has_return(
+                [ast.Expr(value=s.value)]):
+            # Only the returned value is untranslatable: compute it in a region.
+            assign = ast.copy_location(ast.Assign(
+                targets=[ast.copy_location(ast.Name(id="__dycl_ret", ctx=ast.Store()), s)], value=s.value), s)
+            self.make_region([assign], scope, error, tail=False, node=s)
+            self._emit_return(scope, scope.env.pop("__dycl_ret"), s, top=False)
+            return True
+        if self.fallback == "statement" and not has_return([s]):
+            if has_loose_exit([s]):
+                raise Widen(error)
+            self.make_region([s], scope, error, tail=False, node=s)
+            return False
+        if not top:
+            raise Widen(error)
+        # A tail region: from here to the end of the function; if a value it reads
+        # cannot be handed over, start it earlier.
+        for j in range(i, -1, -1):
+            if j < i:
+                self._restore(checkpoints[j])
+            try:
+                (result,) = self.make_region(stmts[j:], scope, error, tail=True, node=stmts[j])
+            except Widen:
+                continue
+            self._emit_return(scope, result, stmts[j], top=False)
+            return True
+        raise Widen(error)
 
     def _stmt(self, s: ast.stmt, scope: _Scope) -> None:
         if type(s) in UNSUPPORTED_STMTS:
@@ -419,6 +496,8 @@ class Lowerer(LoopLowering):
                         "(a view, or the same tensor on some paths only); "
                         f"write `{name} = {name} {_AUG_SYMBOL.get(type(node.op), '+')} ...` instead",  # type: ignore[attr-defined]
                     )
+        if any(isinstance(r, BlockArgument) and r.owner is self._entry for r in roots):
+            raise self.unsupported(node, f"in-place update of the input '{name}' (the caller's tensor changes too)")
         for env in envs:
             rebind(env, old, new)
 
@@ -480,7 +559,16 @@ class Lowerer(LoopLowering):
     # ------------------------------------------------------------------- if
 
     def _if(self, s: ast.If, scope: _Scope) -> None:
-        cond = self.expr(s.test, scope)
+        if self.fallback == "statement":
+            restore, mark, emitted = _snapshot([scope, *self._caller_scopes]), self._mark(), self.emitted
+            try:
+                cond = self.expr(s.test, scope)
+            except FrontendError as e:
+                self._restore((restore, mark, emitted))
+                self._branch(self.bool_region(s.test, scope, e), s.body, s.orelse, scope, s)
+                return
+        else:
+            cond = self.expr(s.test, scope)
         if isinstance(cond, Static) or isinstance(cond, (ModuleRef, GlobalRef)):
             taken = s.body if (cond.value if isinstance(cond, Static) else True) else s.orelse
             self._lower_body(taken, scope)
@@ -695,12 +783,15 @@ class Lowerer(LoopLowering):
                 inspect.getattr_static(m, attr), property
             ):
                 return MethodRef(base, attr)
+            if (id(m), attr) in self.dirty_attrs:
+                raise self.unsupported(node, f"a read of '{attr}', which forward changes at run time (module state)")
             try:
                 val = getattr(m, attr)
             except AttributeError:
                 raise self.error(node, f"module '{base.path or 'self'}' ({type(m).__name__}) has no attribute '{attr}'") from None
             if isinstance(val, torch.Tensor):
                 raise self.error(node, f"tensor attribute '{attr}' is neither a parameter nor a buffer; register it as a buffer")
+            self.folded_attrs.setdefault((id(m), attr), str(self._loc(node)))
             if isinstance(val, (bool, int, float, str, type(None), torch.dtype)):
                 return Static(val)
             if isinstance(val, (list, tuple)):
@@ -717,6 +808,8 @@ class Lowerer(LoopLowering):
             q = qualname_of(obj) or f"{base.qualname}.{attr}"
             return GlobalRef(q, obj)
         if isinstance(base, SSAValue):
+            if attr == "data":  # the tensor without autograd history: detach()
+                return self.emit(d.CallMethodOp("detach", [base]), node).results[0]
             if attr in ("shape", "dtype", "device", "ndim", "T", "mT", "data", "is_cuda"):
                 return self.call_function("builtins.getattr", [base, Static(attr)], {}, node)
             return MethodRef(base, attr)
@@ -762,7 +855,12 @@ class Lowerer(LoopLowering):
                 if isinstance(left, Static) and isinstance(right, Static):
                     part: Value = Static(STATIC_OK_CMPOPS[type(op)](left.value, right.value))
                 elif isinstance(op, (ast.Is, ast.IsNot)) and isinstance(right, Static) and right.value is None:
-                    part = Static(isinstance(op, ast.IsNot))  # a run-time tensor is never None
+                    if isinstance(left, SSAValue) and self._may_be_none(left):
+                        # None on some paths only: decided at run time.
+                        name = "is_not" if isinstance(op, ast.IsNot) else "is_"
+                        part = self.to_bool(self.call_function(f"_operator.{name}", [left, right], {}, e), e)
+                    else:
+                        part = Static(isinstance(op, ast.IsNot))  # a run-time tensor is never None
                 else:
                     raise self.unsupported(e, f"'{type(op).__name__}' comparison on a run-time value")
             else:
@@ -775,6 +873,19 @@ class Lowerer(LoopLowering):
             left = right
         assert result is not None
         return result
+
+    def _may_be_none(self, v: SSAValue, seen: set[SSAValue] | None = None) -> bool:
+        """Whether `v` may hold None: a None constant, a region's result, or a join with either."""
+        seen = seen if seen is not None else set()
+        if v in seen:
+            return False
+        seen.add(v)
+        owner = v.owner
+        if isinstance(owner, d.PyRegionOp):
+            return True
+        if isinstance(owner, d.ConstantOp) and isinstance(owner.value, NoneAttr):
+            return True
+        return any(self._may_be_none(p, seen) for p in self._joins.get(v, ()))
 
     def _and_values(self, a: Value, b: Value, node: ast.AST) -> Value:
         if isinstance(a, Static) and isinstance(b, Static):
@@ -935,7 +1046,20 @@ class Lowerer(LoopLowering):
             return self.emit(d.CallModuleOp(m.path, ops, list(kwargs)), node).results[0]
         if type(m.module).__call__ is not nn.Module.__call__ or m.module._forward_hooks or m.module._forward_pre_hooks:
             raise self.unsupported(node, f"module '{m.path}' with a custom __call__ or hooks")
-        return self._inline(type(m.module).forward, m, args, kwargs, node)
+        return self._inline(self._forward_of(m.module, node), m, args, kwargs, node)
+
+    def _forward_of(self, m: nn.Module, node: ast.AST | None) -> Any:
+        """What `nn.Module.__call__` calls: an instance attribute `forward` (set in
+        `__init__`, e.g. `self.forward = self.forward_w_pooling`) shadows the class's."""
+        own = m.__dict__.get("forward")
+        if own is None:
+            return type(m).forward
+        if inspect.ismethod(own) and own.__self__ is m:
+            return own.__func__
+        message = f"'forward' of {type(m).__name__} is an instance attribute that is not one of its methods"
+        if node is None:
+            raise FrontendError(message)
+        raise self.unsupported(node, message)
 
     def _call_indexed(self, fn: IndexedModule, args: list[Value], kwargs: dict[str, Value], node: ast.Call, scope: _Scope) -> Value:
         """`self.experts[i](x)` with a run-time `i`: an if-chain over the children."""
@@ -979,6 +1103,8 @@ class Lowerer(LoopLowering):
                 return self._call_module(recv, args, kwargs, node)
             return self._inline(getattr(type(recv.module), mref.name), recv, args, kwargs, node)
         if isinstance(recv, Static):
+            if isinstance(recv.value, (list, dict, set)) and mref.name in _MUTATING_METHODS:
+                raise self.unsupported(node, f"'{mref.name}' on a Python container held by the model (mutable state)")
             if all(isinstance(a, Static) for a in args) and all(isinstance(v, Static) for v in kwargs.values()):
                 return Static(getattr(recv.value, mref.name)(
                     *(a.value for a in args), **{k: v.value for k, v in kwargs.items()}))  # type: ignore[union-attr]
@@ -1094,6 +1220,7 @@ class Lowerer(LoopLowering):
             env[n] = v
         saved_fn = self.fn
         saved_depth = self.loop_depth
+        saved_body = self._fn_body
         self._inline_stack.append(key)
         try:
             for n in names:
@@ -1108,7 +1235,8 @@ class Lowerer(LoopLowering):
             ):
                 raise self.unsupported(fdef, "return inside a loop of an inlined function")
             scope = _Scope(env=env)
-            self._lower_body(restructure(list(fdef.body), (ast.Return,)), scope)
+            self._fn_body = restructure(list(fdef.body), (ast.Return,))
+            self._lower_body(self._fn_body, scope)
             if not scope.returned:
                 return Static(None)
             return scope.returned[-1]
@@ -1116,15 +1244,82 @@ class Lowerer(LoopLowering):
             self._inline_stack.pop()
             self.fn = saved_fn
             self.loop_depth = saved_depth
+            self._fn_body = saved_body
+
+
+def _drop_detached_uses(module: ModuleOp) -> None:
+    """Abandoned attempts (rolled back for a fallback region) may leave ops in
+    detached blocks that still use live values: drop those uses."""
+    live = set(module.walk())
+    for op in live:
+        values = [*op.results, *(a for r in op.regions for b in r.blocks for a in b.args)]
+        for v in values:
+            for use in list(v.uses):
+                if use.operation not in live:
+                    use.operation.drop_all_references()
 
 
 def lower_module(model: nn.Module, example_inputs: Sequence[Any], model_key: str | None = None,
-                 max_iterations: int | None = None) -> ModuleOp:
+                 max_iterations: int | None = None, fallback: str = "none", reason: str = "") -> ModuleOp:
     """Lower `model.forward` (and what it calls) to a dycl module with `@forward`.
 
     `max_iterations` bounds data-dependent `while` loops that carry no
-    `# dycl: max_iterations=N` annotation of their own.
+    `# dycl: max_iterations=N` annotation of their own. `fallback` is "none" (an
+    untranslatable construct is an error), "statement" or "tail" (it becomes a
+    fallback region; see `Lowerer`), or "whole" (forward runs as one region).
     """
-    module = Lowerer(model, example_inputs, model_key, max_iterations).lower()
+    if fallback == "whole":
+        module = whole_forward_module(model, example_inputs, model_key, reason or "requested")
+        module.verify()
+        return module
+    dirty: set[tuple[int, str]] = set()
+    for _ in range(16):
+        lowerer = Lowerer(model, example_inputs, model_key, max_iterations, fallback, dirty)
+        try:
+            module = lowerer.lower()
+        except Widen as w:
+            raise w.error from None
+        if lowerer.unknown_writes and lowerer.folded_attrs:
+            raise FrontendError("a fallback region writes attributes of an object the compiler cannot follow, "
+                                "and compiled code reads module attributes that it may change")
+        # Attributes a region writes are state: reading them at compile time was wrong.
+        new = {k for k in lowerer.written_attrs if k in lowerer.folded_attrs} - dirty
+        if not new:
+            break
+        dirty |= new
+    else:
+        raise FrontendError("module state written during forward did not settle")
     module.verify()
+    return module
+
+
+def whole_forward_module(model: nn.Module, example_inputs: Sequence[Any], model_key: str | None,
+                         reason: str) -> ModuleOp:
+    """`@forward` as one fallback region that calls the model as eager does."""
+    types = [tensor_type_of(x) if isinstance(x, torch.Tensor) else d.PYOBJ for x in example_inputs]
+    entry = Block(arg_types=types)
+    params = [f"x{i}" for i in range(len(types))]
+    for a, p in zip(entry.args, params):
+        a.name_hint = p
+    code = (f"def __dycl_region({', '.join(['__dycl_root', *params])}):\n"
+            f"    return __dycl_root({', '.join(params)})\n")
+    try:
+        fwd = model.forward
+        file = inspect.getsourcefile(fwd) or "<unknown>"
+        line = inspect.getsourcelines(fwd)[1]
+    except (OSError, TypeError):
+        file, line = "<unknown>", 1
+    loc = SourceLoc(file, line, 1)
+    where = f"{file.rsplit('/', 1)[-1]}:{line}:1"
+    region = d.PyRegionOp(list(entry.args), [d.ANY], code, "dycl.pyregion", where, "forward", reason, tail=True)
+    region.location = loc.to_attr()
+    entry.add_op(region)
+    ret = d.ReturnOp(region.results[0])
+    ret.location = loc.to_attr()
+    entry.add_op(ret)
+    func_op = func.FuncOp("forward", (types, [d.ANY]), Region(entry))
+    func_op.location = loc.to_attr()
+    module = ModuleOp([func_op])
+    if model_key is not None:
+        module.attributes["dycl.model"] = StringAttr(model_key)
     return module

@@ -1,0 +1,379 @@
+"""Fallback regions: what the frontend cannot translate runs as the user's Python.
+
+When a statement cannot be translated faithfully, it becomes a `dycl.py_region`:
+its source, made into a function of the values it reads (live-ins) that returns
+the names it assigns (live-outs), run by the host on the real model. The region
+is as small as the semantics allow:
+
+- one statement (an `if` whose test alone fails keeps its branches compiled);
+- a statement holding `break`/`continue` of an enclosing loop widens to that
+  loop; one holding `return` widens to the end of its function (a *tail* region
+  whose result is the function's result);
+- a value the region cannot receive (a module chosen at run time, say), or a
+  tensor it may update in place while another name views it, widens it to the
+  enclosing statement, up to the whole function.
+
+Module attributes a region writes are run-time state: the compile is redone with
+reads of them left to the host (see `Lowerer.dirty_attrs`).
+"""
+
+from __future__ import annotations
+
+import ast
+import inspect
+import math
+import textwrap
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+import torch
+from torch import nn
+from xdsl.dialects.builtin import i1
+from xdsl.ir import Attribute, SSAValue
+
+from dycl.diagnostics import FrontendError
+from dycl.dialects import dycl as d
+from dycl.frontend.inplace import bound_values, maybe_tensor, possible_roots, rebind
+from dycl.frontend.values import GlobalRef, MethodRef, ModuleRef, SeqVal, Static, Value
+from dycl.pyregion import globals_key
+
+if TYPE_CHECKING:
+    from dycl.frontend.lowering import Lowerer, _Scope
+
+_NESTED = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef, ast.ListComp, ast.SetComp,
+           ast.DictComp, ast.GeneratorExp)
+_LOOPS = (ast.For, ast.While, ast.AsyncFor)
+# Callees known not to update their tensor arguments in place.
+_PURE_ROOTS = {"torch", "F", "math", "print", "len", "isinstance", "str", "int", "float", "bool", "repr", "format",
+               "range", "enumerate", "zip", "min", "max", "abs", "sum", "any", "all", "tuple", "list", "dict",
+               "sorted", "round", "type", "hasattr", "getattr", "id", "hash", "warnings", "logger", "logging"}
+
+
+class Widen(Exception):
+    """No region can be made at this statement: the enclosing one must hold it."""
+
+    def __init__(self, error: FrontendError):
+        super().__init__(str(error))
+        self.error = error
+
+
+@dataclass
+class RegionRecord:
+    """What the compile reports about one region."""
+
+    loc: str
+    construct: str
+    reason: str
+
+
+def construct_of(s: ast.stmt) -> str:
+    names = {ast.Try: "try/except", ast.With: "with", ast.Raise: "raise", ast.Assert: "assert",
+             ast.Delete: "del", ast.Global: "global", ast.Nonlocal: "nonlocal", ast.Import: "import",
+             ast.ImportFrom: "import", ast.FunctionDef: "nested function", ast.ClassDef: "class definition",
+             ast.For: "for loop", ast.While: "while loop", ast.If: "if", ast.Return: "return",
+             ast.AugAssign: "augmented assignment", ast.Assign: "assignment", ast.Expr: "expression statement"}
+    if hasattr(ast, "TryStar") and isinstance(s, ast.TryStar):
+        return "try/except*"
+    return names.get(type(s), type(s).__name__)
+
+
+def _walk_scope(nodes: list[ast.AST]) -> Iterator[tuple[ast.AST, bool]]:
+    """Every node, with whether it sits inside a nested function/lambda/comprehension."""
+    stack: list[tuple[ast.AST, bool]] = [(n, False) for n in nodes]
+    while stack:
+        node, nested = stack.pop()
+        yield node, nested
+        inner = nested or isinstance(node, _NESTED)
+        stack.extend((c, inner) for c in ast.iter_child_nodes(node))
+
+
+def names_of(stmts: list[ast.stmt]) -> tuple[set[str], set[str]]:
+    """(names read, names bound at the region's own level)."""
+    loads: set[str] = set()
+    stores: set[str] = set()
+    for node, nested in _walk_scope(list(stmts)):
+        if isinstance(node, ast.Name):
+            if isinstance(node.ctx, ast.Load):
+                loads.add(node.id)
+            elif not nested:
+                stores.add(node.id)
+        elif nested:
+            continue
+        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            stores.add(node.name)
+        elif isinstance(node, (ast.Import, ast.ImportFrom)):
+            stores.update((a.asname or a.name).split(".")[0] for a in node.names)
+        elif isinstance(node, ast.ExceptHandler) and node.name:
+            stores.add(node.name)
+    return loads, stores
+
+
+def has_return(stmts: list[ast.stmt]) -> bool:
+    return any(isinstance(n, ast.Return) and not nested for n, nested in _walk_scope(list(stmts)))
+
+
+def has_loose_exit(stmts: list[ast.stmt]) -> bool:
+    """A break/continue that leaves a loop enclosing the region."""
+    stack: list[ast.AST] = list(stmts)
+    while stack:
+        node = stack.pop()
+        if isinstance(node, (ast.Break, ast.Continue)):
+            return True
+        if isinstance(node, _LOOPS + _NESTED):
+            if isinstance(node, _LOOPS):
+                stack.extend(node.orelse)  # `else` of a loop belongs to the outer one
+            continue
+        stack.extend(ast.iter_child_nodes(node))
+    return False
+
+
+def is_synthetic(stmts: list[ast.stmt]) -> bool:
+    """Statements made by the frontend that have no Python source (loop items)."""
+    std = (ast.AST,)
+    for node in ast.walk(ast.Module(body=list(stmts), type_ignores=[])):
+        if type(node).__module__ != "ast" or not isinstance(node, std):
+            return True
+    return False
+
+
+def mutated_names(stmts: list[ast.stmt], env: dict[str, Value]) -> set[str]:
+    """Names whose value the region may update in place (tensors, lists)."""
+    out: set[str] = set()
+    for node, _ in _walk_scope(list(stmts)):
+        if isinstance(node, ast.AugAssign) and isinstance(node.target, ast.Name):
+            out.add(node.target.id)
+        elif isinstance(node, (ast.Subscript, ast.Attribute)) and isinstance(node.ctx, (ast.Store, ast.Del)):
+            base = node.value
+            while isinstance(base, (ast.Subscript, ast.Attribute)):
+                base = base.value
+            if isinstance(base, ast.Name):
+                out.add(base.id)
+        elif isinstance(node, ast.Call):
+            f = node.func
+            if isinstance(f, ast.Attribute) and isinstance(f.value, ast.Name):
+                if not f.attr.startswith("__"):
+                    if f.attr.endswith("_") or isinstance(env.get(f.value.id), SeqVal):
+                        out.add(f.value.id)  # x.add_(...), xs.append(...)
+            root = f
+            while isinstance(root, (ast.Attribute, ast.Subscript, ast.Call)):
+                root = root.func if isinstance(root, ast.Call) else root.value
+            if not (isinstance(root, ast.Name) and root.id in _PURE_ROOTS):
+                # A user function or module may update its arguments.
+                out.update(a.id for a in [*node.args, *(k.value for k in node.keywords)] if isinstance(a, ast.Name))
+                out.update(a.value.id for a in node.args if isinstance(a, ast.Starred) and isinstance(a.value, ast.Name))
+    return out
+
+
+def _literal(x: Any) -> str | None:
+    """Python source that evaluates to `x` (a compile-time constant), or None."""
+    if x is None or isinstance(x, (bool, int, str, bytes)):
+        return repr(x)
+    if isinstance(x, float):
+        return repr(x) if math.isfinite(x) else f"float({str(x)!r})"
+    if isinstance(x, torch.dtype):
+        return f"__import__('torch').{str(x).removeprefix('torch.')}"
+    if isinstance(x, (range, slice)):
+        parts = [_literal(p) for p in ((x.start, x.stop, x.step))]
+        return None if None in parts else f"{type(x).__name__}({', '.join(parts)})"  # type: ignore[arg-type]
+    if x is Ellipsis:
+        return "..."
+    if isinstance(x, (tuple, list, torch.Size)):
+        items = [_literal(e) for e in x]
+        if None in items:
+            return None
+        body = ", ".join(items) + ("," if isinstance(x, tuple) and len(items) == 1 else "")  # type: ignore[arg-type]
+        text = f"[{body}]" if isinstance(x, list) else f"({body})"
+        return f"__import__('torch').Size({text})" if isinstance(x, torch.Size) else text
+    if isinstance(x, dict):
+        pairs = [(_literal(k), _literal(v)) for k, v in x.items()]
+        if any(k is None or v is None for k, v in pairs):
+            return None
+        return "{" + ", ".join(f"{k}: {v}" for k, v in pairs) + "}"
+    return None
+
+
+class RegionLowering:
+    """Mixin of Lowerer: building `dycl.py_region`s."""
+
+    def region_capture(self: Lowerer, v: Value, operands: list[SSAValue], params: list[str]) -> str | None:
+        """A Python expression for `v` inside the region (adding operands), or None."""
+        if isinstance(v, SSAValue):
+            operands.append(v)
+            params.append(f"__dycl_a{len(params)}")
+            return params[-1]
+        if isinstance(v, Static):
+            return _literal(v.value)
+        if isinstance(v, ModuleRef):
+            return "__dycl_root" if not v.path else f"__dycl_root.get_submodule({v.path!r})"
+        if isinstance(v, GlobalRef):
+            return f"__import__('dycl.pyregion', fromlist=['resolve']).resolve({v.qualname!r})"
+        if isinstance(v, SeqVal):
+            items = [self.region_capture(x, operands, params) for x in v.items]
+            if None in items:
+                return None
+            body = ", ".join(items) + ("," if not v.is_list and len(items) == 1 else "")  # type: ignore[arg-type]
+            return f"[{body}]" if v.is_list else f"({body})"
+        if isinstance(v, MethodRef):
+            recv = self.region_capture(v.receiver, operands, params)
+            return None if recv is None else f"{recv}.{v.name}"
+        return None
+
+    def make_region(self: Lowerer, stmts: list[ast.stmt], scope: _Scope, error: FrontendError, *, tail: bool,
+                    node: ast.AST, result_type: Attribute | None = None) -> list[SSAValue]:
+        """Emit a region over `stmts`; binds its live-outs in `scope` (or, for a tail
+        region, returns the function's result). Raises Widen if it cannot be made."""
+        assert self.fn is not None
+        if is_synthetic(stmts):
+            raise Widen(error)
+        loads, stores = names_of(stmts)
+        envs = [scope.env] + [sc.env for sc in self._caller_scopes]
+        mutated = mutated_names(stmts, scope.env) & set(scope.env)
+        operands: list[SSAValue] = []
+        params: list[str] = []
+        prelude: list[str] = []
+        for name in sorted((loads | stores | mutated) & set(scope.env)):
+            v = scope.env[name]
+            if isinstance(v, SSAValue):
+                operands.append(v)
+                params.append(name)
+                continue
+            expr = self.region_capture(v, operands, params)
+            if expr is None:
+                if name in loads:
+                    raise Widen(error)
+                continue  # only assigned here: its old value is not needed
+            prelude.append(f"{name} = {expr}")
+        # An in-place update must reach every name sharing the storage: names holding
+        # the same value are rebound below; a view elsewhere cannot be, so widen.
+        updated: list[tuple[str, SSAValue]] = []
+        for name in sorted(mutated):
+            v = scope.env[name]
+            if not maybe_tensor(v):
+                continue
+            assert isinstance(v, SSAValue)
+            roots = possible_roots(v, self.model, self._joins)
+            for env in envs:
+                for other, w in bound_values(env):
+                    if w is not v and maybe_tensor(w) and roots & possible_roots(w, self.model, self._joins):
+                        raise Widen(error)
+            updated.append((name, v))
+        lists = [n for n in sorted(mutated) if isinstance(scope.env[n], SeqVal) and scope.env[n].is_list]  # type: ignore[union-attr]
+        self.note_attribute_writes(stmts, scope)
+        outs = [] if tail else sorted(stores | {n for n, _ in updated} | set(lists))
+        code = self._region_code(stmts, params, prelude, None if tail else outs)
+        loc = self._loc(node)
+        where = f"{loc.file.rsplit('/', 1)[-1]}:{loc.line}:{loc.col}"
+        construct = construct_of(stmts[0]) if len(stmts) == 1 or not tail else f"{construct_of(stmts[0])} to the end of {self.fn.qualname}"
+        types = [result_type or d.ANY] * (1 if tail else len(outs))
+        op = d.PyRegionOp(operands, types, code, globals_key(self.fn.globals), where, construct, error.message, tail)
+        self.emit(op, node)
+        results = list(op.results)
+        for r, name in zip(results, outs):
+            r.name_hint = name if name.isidentifier() and not name.startswith("__") else None
+        self.regions.append(RegionRecord(where, construct, error.message))
+        if tail:
+            return results
+        by_name = dict(zip(outs, results))
+        for name, old in updated:
+            for env in envs:
+                rebind(env, old, by_name[name])
+        for name in lists:
+            old_seq = scope.env[name]
+            for env in envs:
+                for k, val in list(env.items()):
+                    if val is old_seq:
+                        env[k] = by_name[name]
+        for name in outs:
+            scope.env[name] = by_name[name]
+        return results
+
+    def _region_code(self: Lowerer, stmts: list[ast.stmt], params: list[str], prelude: list[str],
+                     outs: list[str] | None) -> str:
+        lines = [f"def __dycl_region({', '.join(['__dycl_root', *params])}):"]
+        lines += [f"    {p}" for p in prelude]
+        for s in stmts:
+            lines.append(textwrap.indent(ast.unparse(s), "    "))
+        if outs is not None:
+            items = ", ".join(outs) + ("," if len(outs) == 1 else "")
+            lines.append(f"    return ({items})")
+        elif len(lines) == 1 + len(prelude):
+            lines.append("    pass")
+        return "\n".join(lines) + "\n"
+
+    # ----------------------------------------------------------- module state
+
+    def note_attribute_writes(self: Lowerer, stmts: list[ast.stmt], scope: _Scope, depth: int = 0) -> None:
+        """Record (module, attribute) pairs the region may write: run-time state."""
+        for node, _ in _walk_scope(list(stmts)):
+            target: ast.AST | None = None
+            if isinstance(node, ast.Attribute) and isinstance(node.ctx, (ast.Store, ast.Del)):
+                target = node
+            elif isinstance(node, (ast.Subscript,)) and isinstance(node.ctx, (ast.Store, ast.Del)):
+                target = node.value
+            elif isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
+                # self.xs.append(...), self.h.add_(...): the attribute's value changes.
+                if isinstance(node.func.value, ast.Attribute):
+                    target = node.func.value
+                if depth < 3:
+                    self._note_method_writes(node.func, scope, depth)
+            while isinstance(target, ast.Subscript):
+                target = target.value
+            if isinstance(target, ast.Attribute):
+                owner = self._static_module(target.value, scope)
+                if owner is not None:
+                    self.written_attrs.add((id(owner), target.attr))
+                elif not isinstance(target.value, ast.Name) or target.value.id not in scope.env:
+                    self.unknown_writes = True
+
+    def _note_method_writes(self: Lowerer, func: ast.Attribute, scope: _Scope, depth: int) -> None:
+        owner = self._static_module(func.value, scope)
+        if owner is None or is_leaf(owner):
+            return
+        method = inspect.getattr_static(owner, func.attr, None)
+        if isinstance(method, (staticmethod, classmethod)):
+            method = method.__func__
+        if not inspect.isfunction(method):
+            return
+        try:
+            tree = ast.parse(textwrap.dedent(inspect.getsource(method)))
+        except (OSError, TypeError, SyntaxError):
+            self.unknown_writes = True
+            return
+        fdef = tree.body[0]
+        if not isinstance(fdef, (ast.FunctionDef, ast.AsyncFunctionDef)) or not fdef.args.args:
+            return
+        from dycl.frontend.lowering import _Scope
+
+        inner = _Scope(env={fdef.args.args[0].arg: ModuleRef("", owner)})
+        self.note_attribute_writes(fdef.body, inner, depth + 1)
+
+    def _static_module(self: Lowerer, e: ast.expr, scope: _Scope) -> nn.Module | None:
+        if isinstance(e, ast.Name):
+            v = scope.env.get(e.id)
+            return v.module if isinstance(v, ModuleRef) else None
+        if isinstance(e, ast.Attribute):
+            base = self._static_module(e.value, scope)
+            if base is not None:
+                child = base._modules.get(e.attr) if isinstance(base, nn.Module) else None
+                return child
+        return None
+
+    def bool_region(self: Lowerer, test: ast.expr, scope: _Scope, error: FrontendError) -> SSAValue:
+        """`bool(test)` computed by a region (an `if`/`while` test the frontend cannot translate)."""
+        name = "__dycl_test"
+        assign = ast.copy_location(ast.Assign(
+            targets=[ast.copy_location(ast.Name(id=name, ctx=ast.Store()), test)],
+            value=ast.copy_location(ast.Call(func=ast.copy_location(ast.Name(id="bool", ctx=ast.Load()), test),
+                                             args=[test], keywords=[]), test)), test)
+        ast.fix_missing_locations(assign)
+        self.make_region([assign], scope, error, tail=False, node=test, result_type=i1)
+        v = scope.env.pop(name)
+        assert isinstance(v, SSAValue)
+        return v
+
+
+def is_leaf(m: nn.Module) -> bool:
+    from dycl.frontend.values import is_leaf_module
+
+    return is_leaf_module(m)

@@ -1,0 +1,100 @@
+"""Fallback regions at run time: the user's own Python, run by the host.
+
+A `dycl.py_region` carries the source of a function `__dycl_region(__dycl_root,
+*live_ins)` made from the user's statements. It runs in the globals of the
+user's module (so `torch`, `F` and the user's helpers resolve as in eager) on the
+real model. Importable without the compiler: generated hosts use it.
+"""
+
+from __future__ import annotations
+
+import importlib
+import sys
+from collections.abc import Callable
+from typing import Any
+
+# Globals dicts that `sys.modules` cannot reach (code run with exec, say), by key.
+_GLOBALS: dict[str, dict[str, Any]] = {}
+
+
+def globals_key(g: dict[str, Any]) -> str:
+    """A name under which `resolve_globals` finds `g` again."""
+    name = g.get("__name__")
+    if isinstance(name, str) and (m := sys.modules.get(name)) is not None and m.__dict__ is g:
+        return name
+    key = f"<dycl-globals-{id(g):x}>"
+    _GLOBALS[key] = g
+    return key
+
+
+def resolve_globals(key: str) -> dict[str, Any]:
+    if key in _GLOBALS:
+        return _GLOBALS[key]
+    module = sys.modules.get(key)
+    if module is None:
+        module = importlib.import_module(key)
+    return module.__dict__
+
+
+def resolve(qualname: str) -> Any:
+    """`torch.nn.functional.relu` → the object (longest importable module prefix)."""
+    parts = qualname.split(".")
+    for i in range(len(parts), 0, -1):
+        try:
+            obj: Any = importlib.import_module(".".join(parts[:i]))
+        except ImportError:
+            continue
+        for p in parts[i:]:
+            obj = getattr(obj, p)
+        return obj
+    raise ImportError(f"cannot resolve '{qualname}'")
+
+
+def make_region(code: str, globals_name: str, where: str) -> Callable[..., Any]:
+    """The region's function, compiled in its module's globals."""
+    namespace: dict[str, Any] = {}
+    exec(compile(code, f"<dycl fallback region {where}>", "exec"), resolve_globals(globals_name), namespace)
+    return namespace["__dycl_region"]
+
+
+def to_torch(value: Any) -> Any:
+    """Backend tensors → torch tensors (zero-copy via DLPack), through tuples/lists."""
+    import torch
+
+    if isinstance(value, torch.Tensor):
+        return value
+    if isinstance(value, tuple) and not hasattr(value, "_fields"):
+        return tuple(to_torch(v) for v in value)
+    if isinstance(value, list):
+        return [to_torch(v) for v in value]
+    if hasattr(value, "__dlpack__") and not isinstance(value, (int, float, bool)):
+        return torch.from_dlpack(value)
+    return value
+
+
+def load_model(path: str, manifest: dict[str, Any]) -> Any:
+    """The model an artifact's fallback regions run on, unpickled from the artifact.
+
+    This runs the model's code: its classes' modules (copies stored in the artifact
+    where they are not importable here) and the pickle itself. Load only artifacts
+    you trust, as with any compiled model library."""
+    import importlib.util
+    import os
+
+    info = manifest.get("fallback_model") or {}
+    if not info.get("file"):
+        raise RuntimeError("dycl: this artifact runs parts of the model as Python but holds no saved model"
+                           + (f" ({info['error']})" if info.get("error") else ""))
+    for src in info.get("sources", []):
+        name = src["module"]
+        if name in sys.modules:
+            continue
+        spec = importlib.util.spec_from_file_location(name, os.path.join(path, src["file"]))
+        if spec is None or spec.loader is None:
+            raise RuntimeError(f"dycl: cannot load the model source {src['file']}")
+        module = importlib.util.module_from_spec(spec)
+        sys.modules[name] = module
+        spec.loader.exec_module(module)
+    import torch
+
+    return torch.load(os.path.join(path, info["file"]), weights_only=False)

@@ -1,0 +1,100 @@
+"""What a fallback region returns, found by running it at compile time.
+
+The region is the user's own code: it runs on fake tensors when it can, else
+once on real stand-in values (random floats, zero integers). Either way it must
+leave no trace: module attributes, lists held by modules, buffers, the random
+generator, printed output, warnings and log records are restored or swallowed.
+The host checks at run time that each tensor result has the shape found here.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import logging
+import warnings
+from collections.abc import Callable, Iterator
+from typing import Any
+
+import torch
+from torch import nn
+
+from dycl.dialects import dycl as d
+from dycl.pyregion import make_region
+from dycl.types import type_of_value
+
+
+@contextlib.contextmanager
+def protected(model: nn.Module) -> Iterator[None]:
+    """Run user code at compile time without changing the model or printing."""
+    saved = []
+    for m in model.modules():
+        attrs = dict(m.__dict__)
+        inner = {k: dict(v) for k, v in attrs.items() if isinstance(v, dict)}
+        lists = {k: list(v) for k, v in attrs.items() if isinstance(v, list)}
+        saved.append((m, attrs, inner, lists))
+    buffers = [(b, b.detach().clone()) for b in model.buffers() if not b.is_meta]
+    rng = torch.get_rng_state()
+    logging.disable(logging.CRITICAL)
+    try:
+        with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()), \
+                warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            yield
+    finally:
+        logging.disable(logging.NOTSET)
+        torch.set_rng_state(rng)
+        for m, attrs, inner, lists in saved:
+            m.__dict__.clear()
+            m.__dict__.update(attrs)
+            for k, v in inner.items():
+                attrs[k].clear()
+                attrs[k].update(v)
+            for k, v in lists.items():
+                attrs[k][:] = v
+        with torch.no_grad():
+            for b, value in buffers:
+                if b.shape == value.shape:
+                    b.copy_(value)
+
+
+def _real(v: Any, placeholder: Callable[[Any], Any], unknown: type) -> Any:
+    if isinstance(v, unknown):
+        return placeholder(v)
+    if isinstance(v, torch.Tensor):
+        if v.dtype.is_floating_point:
+            return torch.randn(v.shape, dtype=v.dtype)
+        return torch.zeros(v.shape, dtype=v.dtype)
+    if isinstance(v, (list, tuple)) and not isinstance(v, torch.Size):
+        return type(v)(_real(x, placeholder, unknown) for x in v)
+    return v
+
+
+def _abstract(v: Any, mode: Any, unknown: type) -> Any:
+    """Results as shape inference holds them: fake tensors, unknown scalars."""
+    if isinstance(v, torch.Tensor):
+        return v if v.__class__.__name__ == "FakeTensor" else mode.from_tensor(v)
+    if isinstance(v, (bool, int, float)):
+        return unknown(type_of_value(v))
+    if isinstance(v, tuple) and not isinstance(v, torch.Size) and not hasattr(v, "_fields"):
+        return tuple(_abstract(x, mode, unknown) for x in v)
+    if isinstance(v, list):
+        return [_abstract(x, mode, unknown) for x in v]
+    if v is None or isinstance(v, (str, torch.dtype, torch.Size)):
+        return v
+    return unknown(d.PYOBJ)
+
+
+def type_region(op: d.PyRegionOp, model: nn.Module, mode: Any, args: list[Any],
+                placeholder: Callable[[Any], Any], unknown: type) -> list[Any]:
+    fn = make_region(op.code.data, op.globals.data, op.loc.data)
+    fake_args = [_real(a, placeholder, unknown) if isinstance(a, unknown) else a for a in args]
+    with protected(model):
+        try:
+            with mode:
+                out = fn(model, *fake_args)
+        except Exception:
+            out = fn(model, *[_real(a, placeholder, unknown) for a in args])
+        values = [out] if op.tail is not None else list(out)
+        with mode:
+            return [_abstract(v, mode, unknown) for v in values]

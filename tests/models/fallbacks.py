@@ -1,0 +1,200 @@
+"""Models in the styles of published code that the frontend cannot (yet) translate
+everywhere: the untranslatable parts run as the model's own Python (fallback
+regions), the rest is compiled. Each is checked against eager on every path,
+including what it printed and the module's state after each call."""
+
+import torch
+import torch.nn.functional as F
+from torch import nn
+
+
+class PrintAndCount(nn.Module):
+    """Logs from forward and counts its calls on the module; a branch reads the count."""
+
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(4, 4)
+        self.calls = 0
+
+    def forward(self, x):
+        h = self.fc(x)
+        print("mean", round(float(h.mean()), 4))
+        self.calls += 1
+        if self.calls % 2 == 0:
+            return torch.relu(h)
+        return h - 1
+
+
+class SavedActions(nn.Module):
+    """A policy keeps what it chose on the module (REINFORCE-style code)."""
+
+    def __init__(self):
+        super().__init__()
+        self.policy = nn.Linear(4, 2)
+        self.saved_actions = []
+
+    def forward(self, x):
+        probs = F.softmax(self.policy(x), dim=-1)
+        action = probs.argmax(dim=-1)
+        self.saved_actions.append(action)
+        if probs[0, 0] > 0.5:
+            return probs * 2
+        return probs
+
+
+class TryAroundReturn(nn.Module):
+    """`try` around an early exit, as in published early-exit code."""
+
+    def __init__(self):
+        super().__init__()
+        self.head = nn.Linear(4, 3)
+        self.fc = nn.Linear(4, 4)
+
+    def forward(self, x):
+        h = torch.tanh(self.fc(x))
+        try:
+            if h.sum() > 0:
+                return self.head(h)
+        except RuntimeError:
+            pass
+        return self.head(-h)
+
+
+class LoopWithLogging(nn.Module):
+    """One statement the frontend cannot translate inside a layer loop."""
+
+    def __init__(self):
+        super().__init__()
+        self.layers = nn.ModuleList([nn.Linear(4, 4) for _ in range(3)])
+
+    def forward(self, x):
+        for i, layer in enumerate(self.layers):
+            x = torch.relu(layer(x))
+            with torch.no_grad():
+                print(f"layer {i}: {float(x.sum()):.4f}")
+        return x
+
+
+class Untranslatable(nn.Module):
+    """A forward taking *args/**kwargs: it runs whole, as eager."""
+
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(4, 4)
+
+    def forward(self, *args, **kwargs):
+        x = args[0]
+        return self.fc(x) if x.sum() > 0 else -x
+
+
+class ReboundForward(nn.Module):
+    """`self.forward = self.<method>` in `__init__` (the DyCL artifact's idiom)."""
+
+    def __init__(self, pooling=True):
+        super().__init__()
+        self.fc = nn.Linear(4, 4)
+        self.block = Block()
+        if pooling:
+            self.forward = self.forward_w_pooling
+
+    def forward(self, x):
+        return self.fc(x)
+
+    def forward_w_pooling(self, x):
+        h = self.block(self.fc(x))
+        return h.amax(dim=-1, keepdim=True) if h.sum() > 0 else h
+
+
+class Block(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(4, 4)
+        self.forward = self.only_forward
+
+    def forward(self, x):
+        return x
+
+    def only_forward(self, x):
+        return torch.relu(self.fc(x)) + 1
+
+
+class RaiseOnBadInput(nn.Module):
+    """A run-time check that raises eager's exception."""
+
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(4, 4)
+
+    def forward(self, x):
+        if x.abs().max() > 3:
+            raise ValueError("input out of range")
+        return self.fc(x)
+
+
+class InputUpdatedInPlace(nn.Module):
+    def forward(self, x):
+        x += 1
+        return x * 2
+
+
+class ViewUpdatedInLoop(nn.Module):
+    """A write through a view inside a loop reaches its base, as in eager."""
+
+    def forward(self, x):
+        r = x[0]
+        for i in range(2):
+            r += 1
+        return r + x[0]
+
+
+class NoneOnSomePaths(nn.Module):
+    def forward(self, y):
+        if y.sum() > 0:
+            k = 1
+        else:
+            k = None
+        if k is not None:
+            return y, k
+        return y * 0, -1
+
+
+class TopkRenormalised(nn.Module):
+    """A router's `w /= w.sum()` on topk's values (which share no storage with its indices)."""
+
+    def forward(self, x):
+        w, idx = torch.topk(x, 2, dim=-1)
+        w /= w.sum(-1, keepdim=True)
+        return w, idx
+
+
+class DataAttribute(nn.Module):
+    """`.data` in older published code reads as `detach()`."""
+
+    def __init__(self):
+        super().__init__()
+        self.out = nn.Linear(4, 5)
+
+    def forward(self, x):
+        topv, topi = self.out(x).data.topk(1)
+        return topi
+
+
+def _inputs(shape=(1, 4), scale=1.0, seeds=8):
+    return [(torch.randn(*shape, generator=torch.Generator().manual_seed(s)) * scale,) for s in range(seeds)]
+
+
+# name -> (factory, inputs, expected number of fallback regions or None when it may vary, min sub-DNNs)
+CASES = {
+    "print_and_count": (PrintAndCount, _inputs(), None, 1),
+    "saved_actions": (SavedActions, _inputs(), 1, 1),
+    "try_around_return": (TryAroundReturn, _inputs(), 1, 1),
+    "loop_with_logging": (LoopWithLogging, _inputs(), 3, 2),
+    "untranslatable": (Untranslatable, _inputs(), 1, 0),
+    "rebound_forward": (ReboundForward, _inputs(), 0, 1),
+    "raise_on_bad_input": (RaiseOnBadInput, _inputs(scale=2.0), 1, 1),
+    "input_updated_in_place": (InputUpdatedInPlace, _inputs(), 1, 1),
+    "view_updated_in_loop": (ViewUpdatedInLoop, [(torch.arange(6.0).reshape(2, 3),)] + _inputs((2, 3)), None, 0),
+    "none_on_some_paths": (NoneOnSomePaths, _inputs((3,)), 0, 1),
+    "topk_renormalised": (TopkRenormalised, _inputs((2, 5)), 0, 1),
+    "data_attribute": (DataAttribute, _inputs(), 0, 1),
+}

@@ -1,0 +1,217 @@
+"""Fallback regions: what the frontend cannot translate runs as the model's own
+Python in the host; the compiled model equals eager on every path — outputs,
+exceptions, what it printed and the module's state after each call."""
+
+import contextlib
+import copy
+import io
+import json
+import subprocess
+import sys
+
+import pytest
+import torch
+
+import dycl
+from models.fallbacks import CASES
+import test_frontend_errors
+from test_frontend_errors import CASES as REFUSED
+from test_frontend_errors import make_module
+
+
+@pytest.fixture(autouse=True)
+def _model_files(tmp_path):
+    test_frontend_errors.TMP = tmp_path
+
+
+def _run(model, args):
+    """(output or exception, printed text)."""
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        try:
+            result = model(*[a.clone() for a in args]), None
+        except Exception as e:  # the compiled model must raise what eager raises
+            result = None, (type(e), str(e))
+    return result, out.getvalue()
+
+
+def _same(a, b):
+    if isinstance(a, torch.Tensor):
+        return isinstance(b, torch.Tensor) and a.shape == b.shape and a.dtype == b.dtype and bool(
+            torch.allclose(a, b, atol=1e-5, equal_nan=True))
+    if isinstance(a, (tuple, list)):
+        return type(a) is type(b) and len(a) == len(b) and all(map(_same, a, b))
+    return type(a) is type(b) and a == b
+
+
+def _state(m):
+    plain = {k: v for k, v in vars(m).items() if isinstance(v, (int, float, bool, str))}
+    lists = {k: len(v) for k, v in vars(m).items() if isinstance(v, list)}
+    return plain, lists, {k: v.clone() for k, v in m.state_dict().items()}
+
+
+def _states_equal(a, b):
+    return a[0] == b[0] and a[1] == b[1] and all(torch.equal(a[2][k], b[2][k]) for k in a[2])
+
+
+def check_against_eager(eager, inputs, **options):
+    """Compile a copy of `eager`; call both on every input and compare everything."""
+    torch.manual_seed(0)
+    compiled_model = copy.deepcopy(eager)
+    cm = dycl.compile(compiled_model, [x.clone() for x in inputs[0]], **options)
+    for args in inputs:
+        (want, want_exc), want_out = _run(eager, args)
+        (got, got_exc), got_out = _run(cm, args)
+        assert want_exc == got_exc, (args, want_exc, got_exc)
+        assert _same(want, got), (args, want, got)
+        assert want_out == got_out
+        assert _states_equal(_state(eager), _state(compiled_model))
+        # an input updated in place by eager is updated by the compiled model too
+        a, b = [x.clone() for x in args], [x.clone() for x in args]
+        with contextlib.redirect_stdout(io.StringIO()):
+            try:
+                eager(*a)
+                cm(*b)
+            except Exception:
+                pass
+        assert all(torch.equal(x, y) for x, y in zip(a, b))
+    return cm
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_published_styles_match_eager(name):
+    factory, inputs, n_regions, min_subgraphs = CASES[name]
+    with torch.no_grad():
+        cm = check_against_eager(factory().eval(), inputs, backend="torch")
+    if n_regions is not None:
+        assert len(cm.fallbacks) == n_regions, cm.fallbacks
+    assert len(cm.subgraphs) >= min_subgraphs
+    for r in cm.fallbacks:
+        assert r["loc"].startswith("fallbacks.py:") or r["construct"] == "forward", r
+
+
+@pytest.mark.parametrize("name", sorted(REFUSED))
+def test_every_refused_construct_runs_as_python(name, tmp_path):
+    body, _ = REFUSED[name]
+    model = make_module(body)
+    inputs = [(torch.full((1, 4), v),) for v in (0.5, -0.5, 2.0, -3.0)] + [
+        (torch.randn(1, 4, generator=torch.Generator().manual_seed(s)),) for s in range(3)]
+    with torch.no_grad():
+        cm = check_against_eager(model.eval(), inputs, backend="torch")
+    assert cm.fallbacks, "the construct should run as Python"
+
+
+@pytest.mark.parametrize("name", ["try", "with", "raise", "setitem"])
+def test_error_mode_keeps_the_located_diagnostic(name):
+    body, construct = REFUSED[name]
+    with pytest.raises(dycl.FrontendError, match=r"\.py:\d+:\d+: error: .*" + construct.split("(")[0][:20]):
+        dycl.compile(make_module(body), [torch.randn(1, 4)], backend="torch", fallback="error")
+
+
+def test_one_warning_per_compile_and_explain_lists_regions():
+    factory, inputs, _, _ = CASES["loop_with_logging"]
+    with pytest.warns(dycl.FallbackWarning, match=r"3 regions run as Python: fallbacks\.py:\d+:\d+ \(with\)") as w:
+        cm = dycl.compile(factory(), list(inputs[0]), backend="torch")
+    assert len(w) == 1
+    assert cm.hcfg.counts()["python_nodes"] == 3
+    assert "shape=note" in cm.hcfg.to_dot()
+    manifest = json.loads((cm.path / "manifest.json").read_text())
+    assert [r["construct"] for r in manifest["fallbacks"]] == ["with"] * 3
+    assert all(0 < r["tensor_op_share"] < 1 for r in manifest["fallbacks"])
+
+
+def test_a_whole_untranslatable_forward_is_one_region():
+    factory, inputs, _, _ = CASES["untranslatable"]
+    cm = dycl.compile(factory(), list(inputs[0]), backend="torch")
+    (region,) = cm.fallbacks
+    assert region["construct"] == "forward" and region["tensor_op_share"] == 1.0
+    assert "*args" in region["reason"]
+
+
+def test_module_state_read_after_a_region_writes_it_is_not_folded():
+    factory, inputs, _, _ = CASES["print_and_count"]
+    cm = dycl.compile(factory(), list(inputs[0]), backend="torch")
+    reasons = " ".join(r["reason"] for r in cm.fallbacks)
+    assert "forward changes at run time" in reasons
+
+
+def test_fallback_rejects_unknown_mode():
+    with pytest.raises(ValueError, match="fallback must be one of python, error"):
+        dycl.compile(CASES["untranslatable"][0](), [torch.randn(1, 4)], fallback="eager")
+
+
+MODEL_FILE = '''
+import torch
+from torch import nn
+
+
+class Logged(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(4, 4)
+        self.seen = 0
+
+    def forward(self, x):
+        h = self.fc(x)
+        try:
+            h = h / h.norm()
+        except ZeroDivisionError:
+            pass
+        self.seen += 1
+        print("seen", self.seen)
+        return torch.relu(h) if h.sum() > 0 else h
+
+
+def make_model():
+    torch.manual_seed(0)
+    return Logged().eval()
+'''
+
+
+@pytest.mark.slow
+def test_artifact_with_regions_reloads_in_a_fresh_process(tmp_path):
+    """The regions' code and the model travel in the artifact; loading runs them."""
+    src = tmp_path / "logged.py"
+    src.write_text(MODEL_FILE)
+    out = tmp_path / "art"
+    r = subprocess.run([sys.executable, "-m", "dycl.cli", "compile", f"{src}:make_model", "--input", "1x4xf32",
+                        "-o", str(out), "--explain", "--backend", "onnxruntime"],
+                       capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    assert "fallback regions (run as Python): 3" in r.stdout
+    assert "dycl: note: 3 regions run as Python" in r.stderr
+    src.unlink()  # the artifact carries the model's source
+    x = torch.randn(1, 4, generator=torch.Generator().manual_seed(3))
+    torch.save(x, tmp_path / "x.pt")
+    probe = (
+        "import torch, dycl\n"
+        f"cm = dycl.load({str(out)!r})\n"
+        f"x = torch.load({str(tmp_path / 'x.pt')!r})\n"
+        "y1 = cm(x); y2 = cm(x)\n"
+        f"torch.save((y1, y2), {str(tmp_path / 'y.pt')!r})\n"
+    )
+    r = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, cwd=tmp_path)
+    assert r.returncode == 0, r.stderr
+    assert r.stdout == "seen 1\nseen 2\n"
+    sys.path.insert(0, str(tmp_path))
+    src.write_text(MODEL_FILE)
+    try:
+        import importlib
+
+        eager = importlib.import_module("logged").make_model()
+    finally:
+        sys.path.remove(str(tmp_path))
+    with torch.no_grad():
+        want = eager(x)
+    y1, y2 = torch.load(tmp_path / "y.pt")
+    assert torch.allclose(y1, want, atol=1e-5) and torch.allclose(y2, want, atol=1e-5)
+
+
+def test_cli_error_mode_is_located(tmp_path):
+    src = tmp_path / "logged.py"
+    src.write_text(MODEL_FILE)
+    r = subprocess.run([sys.executable, "-m", "dycl.cli", "compile", f"{src}:make_model", "--input", "1x4xf32",
+                        "-o", str(tmp_path / "o"), "--fallback", "error"], capture_output=True, text=True)
+    assert r.returncode == 1
+    assert f"{src}:14:9: error: unsupported Python construct: try/except" in r.stderr
+    assert "Traceback" not in r.stderr
