@@ -15,7 +15,6 @@ objects (None, strings, dtypes) have type `!dycl.pyobj`.
 from __future__ import annotations
 
 from collections.abc import Sequence, Set as AbstractSet
-from typing import ClassVar
 
 from xdsl.dialects.builtin import (
     DYNAMIC_INDEX,
@@ -75,7 +74,6 @@ from xdsl.traits import (
     HasParent,
     MemoryEffect,
     IsTerminator,
-    NoTerminator,
     Pure,
     SymbolTable,
     SymbolUserOpInterface,
@@ -906,11 +904,12 @@ class ForOp(IRDLOperation):
 
 @irdl_op_definition
 class WhileOp(IRDLOperation):
-    """Input-dependent loop: `while cond(vals): vals = body(vals)`, at most `max_iterations`.
+    """Input-dependent loop: `while cond(vals): vals = body(vals)`.
 
     The `cond` region computes the continuation predicate from the carried values
     and ends with `dycl.condition`; the `body` region ends with `dycl.yield` of the
-    next carried values. The bound is required: reaching it raises at run time.
+    next carried values. The optional `max_iterations` is a guard: going past it
+    raises at run time. Without it the host loops as long as eager would.
 
     ```mlir
     %r = dycl.while (%h = %x) -> (tensor<1x4xf32>) max_iterations 16 cond {
@@ -928,30 +927,35 @@ class WhileOp(IRDLOperation):
     name = "dycl.while"
     iter_args = var_operand_def()
     res = var_result_def()
-    max_iterations = prop_def(IntegerAttr[IntegerType])
+    max_iterations = opt_prop_def(IntegerAttr[IntegerType])
     cond_region = region_def("single_block")
     body = region_def("single_block")
 
     def __init__(
         self,
         iter_args: Sequence[SSAValue],
-        max_iterations: int,
+        max_iterations: int | None,
         cond_region: Region,
         body: Region,
         result_types: Sequence[Attribute] | None = None,
     ):
         if result_types is None:
             result_types = [a.type for a in cond_region.block.args]
+        props = {} if max_iterations is None else {"max_iterations": IntegerAttr(max_iterations, i64)}
         super().__init__(
             operands=[iter_args],
             result_types=[result_types],
-            properties={"max_iterations": IntegerAttr(max_iterations, i64)},
+            properties=props,
             regions=[cond_region, body],
         )
 
+    @property
+    def bound(self) -> int | None:
+        return None if self.max_iterations is None else self.max_iterations.value.data
+
     def verify_(self) -> None:
         carried = list(self.res.types)
-        if self.max_iterations.value.data <= 0:
+        if self.max_iterations is not None and self.max_iterations.value.data <= 0:
             raise VerifyException("'dycl.while' max_iterations must be positive")
         if not types_accept(carried, [a.type for a in self.iter_args]):
             raise VerifyException("'dycl.while' iter_args types must match its result types")
@@ -977,8 +981,7 @@ class WhileOp(IRDLOperation):
                 f"'dycl.while' has {len(inits)} iter_args but {len(types)} types", pos
             )
         init_vals = _resolve_any(parser, inits, types)
-        parser.parse_keyword("max_iterations")
-        bound = parser.parse_integer()
+        bound = parser.parse_integer() if parser.parse_optional_keyword("max_iterations") else None
         parser.parse_keyword("cond")
         cond = parser.parse_region([a.resolve(t) for a, t in zip(args, types)])
         parser.parse_keyword("do")
@@ -993,7 +996,7 @@ class WhileOp(IRDLOperation):
         _print_assignments(printer, self.cond_region.block.args, self.iter_args)
         printer.print_string(" -> (")
         printer.print_list(self.res.types, printer.print_attribute)
-        printer.print_string(f") max_iterations {self.max_iterations.value.data} cond ")
+        printer.print_string(")" + (f" max_iterations {self.bound}" if self.bound is not None else "") + " cond ")
         printer.print_region(self.cond_region, print_entry_block_args=False)
         printer.print_string(" do ")
         printer.print_region(self.body, print_entry_block_args=True)

@@ -5,7 +5,6 @@ from __future__ import annotations
 import argparse
 import re
 import sys
-import time
 from pathlib import Path
 from typing import Any
 
@@ -76,6 +75,8 @@ def cmd_compile(args: argparse.Namespace) -> None:
     import dycl
     from dycl.hcfg import Hcfg
 
+    if args.jobs < 1:
+        raise ValueError(f"--jobs must be at least 1, got {args.jobs}")
     model, inputs = _model_and_inputs(args)
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always", dycl.FallbackWarning)

@@ -204,6 +204,8 @@ def compile(
     if out_dir is None:
         out = Path(tempfile.mkdtemp(prefix="dycl-"))
     else:
+        if not str(out_dir).strip():
+            raise ValueError("the output directory must not be empty (it would be the current directory)")
         out = Path(out_dir)
         if out.exists() and any(out.iterdir()) and not (out / "manifest.json").exists():
             raise FileExistsError(f"output directory '{out}' exists and is not a dycl artifact")

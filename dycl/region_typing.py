@@ -9,6 +9,7 @@ The host checks at run time that each tensor result has the shape found here.
 
 from __future__ import annotations
 
+import ast
 import contextlib
 import io
 import logging
@@ -89,8 +90,13 @@ def type_region(op: d.PyRegionOp, model: nn.Module, mode: Any, args: list[Any],
                 placeholder: Callable[[Any], Any], unknown: type) -> list[Any]:
     fn = make_region(op.code.data, op.globals.data, op.loc.data)
     fake_args = [_real(a, placeholder, unknown) if isinstance(a, unknown) else a for a in args]
+    # The user's own `except` could catch what fake tensors raise on data reads and
+    # take a path eager never takes: code with `try` runs on real stand-ins.
+    fake_ok = not any(isinstance(n, ast.Try) for n in ast.walk(ast.parse(op.code.data)))
     with protected(model):
         try:
+            if not fake_ok:
+                raise NotImplementedError
             with mode:
                 out = fn(model, *fake_args)
         except Exception:

@@ -6,6 +6,7 @@ import importlib.util
 import json
 import shutil
 import sys
+import threading
 from pathlib import Path
 from typing import Any
 
@@ -54,6 +55,9 @@ class CompiledModel:
         self.manifest = json.loads(manifest_file.read_text())
         self.host = _import_host(self.path)
         self._program: Any = None
+        # Runtimes' sessions and VMs (TVM's especially) are not re-entrant, and
+        # fallback regions run the model's own Python: calls are serialised.
+        self._lock = threading.Lock()
         self._module = module
         self.report = report
 
@@ -86,7 +90,8 @@ class CompiledModel:
         # Backends take dense, aligned buffers: copy strided views and views at an offset.
         args = [x if x.is_contiguous() and not x.storage_offset() else x.clone(memory_format=torch.contiguous_format)
                 for x in inputs]
-        return to_torch(self.program(*args))
+        with self._lock:
+            return to_torch(self.program(*args))
 
     # ------------------------------------------------------------- inspection
 

@@ -319,6 +319,8 @@ def run_region(inferrer: _Inferrer, op: d.PyRegionOp) -> list[Any]:
 
     if not op.res:
         return []  # nothing to type: it need not run (it may only print, or raise)
+    if all(isinstance(u.operation, (d.ReturnOp, func.ReturnOp)) for r in op.res for u in r.uses):
+        return [Unknown(d.PYOBJ) for _ in op.res]  # only returned: compiled code never sees it
     args = [inferrer.get(v) for v in op.args]
     try:
         return type_region(op, inferrer.model, inferrer.mode, args, lambda u: _PLACEHOLDERS[u.type][0], Unknown)

@@ -135,6 +135,24 @@ def test_module_state_read_after_a_region_writes_it_is_not_folded():
     assert "forward changes at run time" in reasons
 
 
+def test_globals_and_mutable_defaults_are_run_time_state():
+    import models.fallbacks as mod
+
+    def calls(model, n):
+        mod.CALLS = 0
+        mod.GlobalCounter.forward.__defaults__[0].clear()
+        outs = [model(torch.ones(1, 4)) for _ in range(n)]
+        return [(o[1], o[2]) for o in outs], outs[-1][0], mod.CALLS, len(mod.GlobalCounter.forward.__defaults__[0])
+
+    model = mod.GlobalCounter()
+    with torch.no_grad():
+        want = calls(model, 4)
+        cm = dycl.compile(copy.deepcopy(model), [torch.ones(1, 4)], backend="torch")
+        got = calls(cm, 4)
+    assert want[0] == got[0] == [(1, 1), (2, 2), (3, 3), (4, 4)]
+    assert torch.allclose(want[1], got[1]) and want[2:] == got[2:] == (4, 4)
+
+
 def test_fallback_rejects_unknown_mode():
     with pytest.raises(ValueError, match="fallback must be one of python, error"):
         dycl.compile(CASES["untranslatable"][0](), [torch.randn(1, 4)], fallback="eager")
@@ -215,3 +233,24 @@ def test_cli_error_mode_is_located(tmp_path):
     assert r.returncode == 1
     assert f"{src}:14:9: error: unsupported Python construct: try/except" in r.stderr
     assert "Traceback" not in r.stderr
+
+
+@pytest.mark.slow
+def test_one_compiled_model_called_from_many_threads(branchy_compiled):
+    """TVM's VM is not re-entrant: calls are serialised, every result equals eager."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    model, cm = branchy_compiled
+    xs = [torch.randn(1, 16, generator=torch.Generator().manual_seed(s)) * (1 if s % 2 else -1) for s in range(16)]
+    with torch.no_grad():
+        want = [model(x) for x in xs]
+
+    def worker(k):
+        bad = 0
+        for i in range(40):
+            j = (k + i) % len(xs)
+            bad += not torch.allclose(cm(xs[j]), want[j], atol=1e-5)
+        return bad
+
+    with ThreadPoolExecutor(8) as pool:
+        assert sum(pool.map(worker, range(8))) == 0

@@ -142,7 +142,14 @@ def compile_dycl(model: torch.nn.Module, inputs: list[torch.Tensor], backend: st
             fallbacks=list(report.fallbacks),
         )
     info["subgraph_backends"] = dict(Counter(s["backend"] for s in cm.subgraphs.values()))
+    info["regions_as_python"] = len(cm.fallbacks)
+    info["tensor_ops_compiled"] = compiled_share(cm)
     return cm, info
+
+
+def compiled_share(cm: Any) -> float:
+    """Share of the model's tensor calls that run in compiled sub-DNNs (1.0: none in Python)."""
+    return round(1.0 - sum(r["tensor_op_share"] for r in cm.fallbacks), 3)
 
 
 def bench_model(name: str, args: argparse.Namespace, work: Path) -> dict[str, Any]:
@@ -309,12 +316,13 @@ def print_summary(results: dict[str, Any], backends: Sequence[str]) -> None:
             errs = [r["error"][p].get(b, math.inf) for p in r["paths"]]
             rows.append([
                 name, b, f"{c['seconds']:.1f}" if c["status"] == "ok" else "failed",
+                f"{100 * c.get('tensor_ops_compiled', 1.0):.0f}%" if c["status"] == "ok" else "-",
                 _x(geomean([r["speedup_vs_eager"][p].get(b) for p in r["paths"]])),
                 _x(geomean([r["speedup_vs_torch_compile"][p].get(b) for p in r["paths"]])),
                 _err(max(errs)) if c["status"] == "ok" else "-",
             ])
-    print(table(["model", "backend", "compile s", "eager/dycl", "torch.compile/dycl", "max err"], rows,
-                [False, False, True, True, True, True]))
+    print(table(["model", "backend", "compile s", "compiled", "eager/dycl", "torch.compile/dycl", "max err"], rows,
+                [False, False, True, True, True, True, True]))
 
 
 # ---------------------------------------------------------------------- main

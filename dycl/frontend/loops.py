@@ -329,20 +329,15 @@ class LoopLowering:
             return
         self._rolled_while(s, scope)
 
-    def _loop_bound(self: Lowerer, s: ast.While) -> int:
+    def _loop_bound(self: Lowerer, s: ast.While) -> int | None:
+        """An optional guard (`# dycl: max_iterations=N`); without one the host loops
+        as long as eager would."""
         assert self.fn is not None
         line = self.fn.source_lines[s.lineno - 1] if s.lineno - 1 < len(self.fn.source_lines) else ""
         m = _BOUND_COMMENT.search(line)
         if m:
             return int(m.group(1))
-        if self.max_iterations is not None:
-            return self.max_iterations
-        raise self.error(
-            s,
-            "while loop with a data-dependent condition has no iteration bound",
-            "add `# dycl: max_iterations=N` at the end of the `while` line, or pass "
-            "max_iterations=N to dycl.compile (--max-iterations N on the command line)",
-        )
+        return self.max_iterations
 
     def _rolled_while(self: Lowerer, s: ast.While, scope: _Scope) -> None:
         extra: set[str] = set()

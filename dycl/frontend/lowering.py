@@ -12,6 +12,7 @@ from __future__ import annotations
 import ast
 import builtins
 import inspect
+import math
 import operator
 import textwrap
 from collections.abc import Callable, Iterator, Sequence
@@ -28,6 +29,7 @@ from xdsl.dialects.builtin import (
     ModuleOp,
     NoneAttr,
     StringAttr,
+    TensorType,
     f64,
     i1,
     i64,
@@ -36,13 +38,14 @@ from xdsl.ir import Attribute, Block, BlockArgument, Operation, Region, SSAValue
 
 from dycl.diagnostics import FrontendError, SourceLoc
 from dycl.dialects import dycl as d
-from dycl.frontend.restructure import restructure
+from dycl.frontend.restructure import lift_loop_returns, restructure
 from dycl.frontend.inplace import bound_values, maybe_tensor, possible_roots, rebind
 from dycl.frontend.loops import LoopLowering, NeedsStatic, OverBudget, RuntimeRange, UnsafeJoin, _Continuation, _Injected, _snapshot
 from dycl.frontend.regions import RegionLowering, RegionRecord, Widen, has_loose_exit, has_return
 from dycl.types import tensor_type_of
 from dycl.frontend.values import (
     GlobalRef,
+    ObjectRef,
     IndexedModule,
     MethodRef,
     ModuleRef,
@@ -138,6 +141,7 @@ class _Function:
     indent: int = 0  # columns removed by dedenting the source
     source_lines: list[str] = field(default_factory=list)
     tree: ast.AST | None = None
+    declared_global: set[str] = field(default_factory=set)  # `global`/`nonlocal` names: run-time state
 
 
 @dataclass
@@ -216,6 +220,9 @@ class Lowerer(LoopLowering, RegionLowering):
     # ------------------------------------------------------------------ driver
 
     def lower(self) -> ModuleOp:
+        if _has_hooks(self.model) or type(self.model).__call__ is not nn.Module.__call__:
+            raise FrontendError(f"{type(self.model).__name__} has forward hooks or a custom __call__, "
+                                "which run around forward")
         forward = self._forward_of(self.model, None)
         tree, fn = self._parse(forward, type(self.model).__name__, inline=False)
         fdef = tree.body[0]
@@ -234,14 +241,18 @@ class Lowerer(LoopLowering, RegionLowering):
         self.fn = fn
         # The default objects themselves (a tensor default is one tensor, made once).
         default_values = getattr(forward, "__defaults__", None) or ()
-        defaults = {name: Static(value) for name, value in zip(params[required:], default_values)}
+        defaults = {
+            name: Static(value) if _immutable(value) else ObjectRef(f"__dycl_root.forward.__defaults__[{k}]", value)
+            for k, (name, value) in enumerate(zip(params[required:], default_values))
+        }
         given = params[: len(self.example_inputs)]
         arg_types = [self._input_type(x, name, fdef, fn) for name, x in zip(given, self.example_inputs)]
         entry = Block(arg_types=arg_types)
         for arg, name in zip(entry.args, given):
             arg.name_hint = name
         self.block = self._entry = entry
-        env: dict[str, Value] = {"self": ModuleRef("", self.model), **defaults, **dict(zip(given, entry.args))}
+        receiver = fdef.args.args[0].arg if fdef.args.args else "self"
+        env: dict[str, Value] = {receiver: ModuleRef("", self.model), **defaults, **dict(zip(given, entry.args))}
         scope = _Scope(env=env)
         self._fn_body = fdef.body
         self._lower_body(fdef.body, scope)
@@ -265,7 +276,8 @@ class Lowerer(LoopLowering, RegionLowering):
         tree = ast.parse(textwrap.dedent("".join(lines)))
         indent = len(lines[0]) - len(lines[0].lstrip())
         fn = _Function(f"{owner}.{function.__name__}", file, first_line, function.__globals__, inline, indent,
-                       [line.rstrip("\n") for line in lines], tree)
+                       [line.rstrip("\n") for line in lines], tree,
+                       _declared_global(tree.body[0]) if tree.body else set())
         return tree, fn
 
     def _params(self, fdef: ast.FunctionDef, fn: _Function) -> list[str]:
@@ -437,6 +449,8 @@ class Lowerer(LoopLowering, RegionLowering):
         raise Widen(error)
 
     def _stmt(self, s: ast.stmt, scope: _Scope) -> None:
+        if isinstance(s, (ast.Global, ast.Nonlocal)) and self.fallback != "none":
+            return  # the names are run-time state: their reads and writes become regions
         if type(s) in UNSUPPORTED_STMTS:
             raise self.unsupported(s, UNSUPPORTED_STMTS[type(s)])
         match s:
@@ -518,6 +532,8 @@ class Lowerer(LoopLowering, RegionLowering):
 
     def _assign(self, target: ast.expr, v: Value, scope: _Scope) -> None:
         match target:
+            case ast.Name(id=name) if self.fn is not None and name in self.fn.declared_global:
+                raise self.unsupported(target, f"assignment to the global variable '{name}'")
             case ast.Name(id=name):
                 if isinstance(v, SSAValue) and v.name_hint is None and name.isidentifier():
                     v.name_hint = name
@@ -744,6 +760,9 @@ class Lowerer(LoopLowering, RegionLowering):
         return Static("".join(parts))
 
     def _name(self, name: str, node: ast.AST, scope: _Scope) -> Value:
+        assert self.fn is not None
+        if name in self.fn.declared_global:
+            raise self.unsupported(node, f"the global variable '{name}', which forward changes")
         if name in scope.env:
             v = scope.env[name]
             if isinstance(v, PathDependent):
@@ -947,6 +966,8 @@ class Lowerer(LoopLowering, RegionLowering):
         ssa = self.materialize(v, node)
         if ssa.type == i1:
             return ssa
+        if _many_elements(ssa):  # fails when run, as in Python (dead code folds away)
+            ssa = self.emit(d.CallFunctionOp("builtins.bool", [ssa]), node).results[0]
         return self.emit(d.ToBoolOp(ssa), node).results[0]
 
     # -------------------------------------------------------------- indexing
@@ -1031,6 +1052,8 @@ class Lowerer(LoopLowering, RegionLowering):
         raise self.error(e, "this value is not callable")
 
     def _call_module(self, m: ModuleRef, args: list[Value], kwargs: dict[str, Value], node: ast.Call) -> Value:
+        if _has_hooks(m.module):
+            raise self.unsupported(node, f"module '{m.path}' with forward hooks (they run when it is called)")
         if isinstance(m.module, nn.Sequential):
             if kwargs or len(args) != 1:
                 raise self.error(node, "nn.Sequential takes exactly one positional input")
@@ -1044,8 +1067,8 @@ class Lowerer(LoopLowering, RegionLowering):
         if is_leaf_module(m.module):
             ops = [self.materialize(a, node) for a in args] + [self.materialize(v, node) for v in kwargs.values()]
             return self.emit(d.CallModuleOp(m.path, ops, list(kwargs)), node).results[0]
-        if type(m.module).__call__ is not nn.Module.__call__ or m.module._forward_hooks or m.module._forward_pre_hooks:
-            raise self.unsupported(node, f"module '{m.path}' with a custom __call__ or hooks")
+        if type(m.module).__call__ is not nn.Module.__call__:
+            raise self.unsupported(node, f"module '{m.path}' with a custom __call__")
         return self._inline(self._forward_of(m.module, node), m, args, kwargs, node)
 
     def _forward_of(self, m: nn.Module, node: ast.AST | None) -> Any:
@@ -1124,6 +1147,8 @@ class Lowerer(LoopLowering, RegionLowering):
         ssa = self.materialize(v, node)
         if isinstance(v, SSAValue) and v.type in (i64, f64, i1):
             return ssa
+        if _many_elements(ssa):  # fails when run, as in Python (dead code folds away)
+            return self.emit(d.CallMethodOp("item", [ssa]), node).results[0]
         return self.emit(d.ItemOp(ssa, result_type), node).results[0]
 
     def _call_global(self, g: GlobalRef, args: list[Value], kwargs: dict[str, Value], node: ast.Call) -> Value:
@@ -1230,12 +1255,9 @@ class Lowerer(LoopLowering, RegionLowering):
                     self.fn = fn
                     env[n] = self.expr(defaults[n], _Scope(env={}))
             self.fn = fn
-            if any(
-                isinstance(n, ast.Return) for st in fdef.body if isinstance(st, (ast.For, ast.While)) for n in ast.walk(st)
-            ):
-                raise self.unsupported(fdef, "return inside a loop of an inlined function")
             scope = _Scope(env=env)
-            self._fn_body = restructure(list(fdef.body), (ast.Return,))
+            # An early exit from a loop is a `break` and a return after the loop.
+            self._fn_body = restructure(lift_loop_returns(fdef.body), (ast.Return,))
             self._lower_body(self._fn_body, scope)
             if not scope.returned:
                 return Static(None)
@@ -1245,6 +1267,41 @@ class Lowerer(LoopLowering, RegionLowering):
             self.fn = saved_fn
             self.loop_depth = saved_depth
             self._fn_body = saved_body
+
+
+def _many_elements(v: SSAValue) -> bool:
+    t = v.type
+    if not isinstance(t, TensorType):
+        return False
+    shape = t.get_shape()
+    return -1 not in shape and math.prod(shape) != 1
+
+
+def _immutable(x: Any) -> bool:
+    if isinstance(x, (tuple, frozenset)):
+        return all(_immutable(e) for e in x)
+    return x is None or isinstance(x, (bool, int, float, complex, str, bytes, torch.dtype, torch.Size, range, slice))
+
+
+def _declared_global(fdef: ast.AST) -> set[str]:
+    """Names a function declares `global`/`nonlocal` (its nested functions aside)."""
+    names: set[str] = set()
+    stack = list(ast.iter_child_nodes(fdef))
+    while stack:
+        node = stack.pop()
+        if isinstance(node, (ast.Global, ast.Nonlocal)):
+            names.update(node.names)
+        elif not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)):
+            stack.extend(ast.iter_child_nodes(node))
+    return names
+
+
+def _has_hooks(m: nn.Module) -> bool:
+    from torch.nn.modules import module as torch_module
+
+    own = (m._forward_hooks, m._forward_pre_hooks, getattr(m, "_forward_hooks_with_kwargs", None))
+    shared = (torch_module._global_forward_hooks, torch_module._global_forward_pre_hooks)
+    return any(bool(h) for h in (*own, *shared))
 
 
 def _drop_detached_uses(module: ModuleOp) -> None:

@@ -35,7 +35,7 @@ from xdsl.ir import Attribute, SSAValue
 from dycl.diagnostics import FrontendError
 from dycl.dialects import dycl as d
 from dycl.frontend.inplace import bound_values, maybe_tensor, possible_roots, rebind
-from dycl.frontend.values import GlobalRef, MethodRef, ModuleRef, SeqVal, Static, Value
+from dycl.frontend.values import GlobalRef, MethodRef, ModuleRef, ObjectRef, SeqVal, Static, Value
 from dycl.pyregion import globals_key
 
 if TYPE_CHECKING:
@@ -214,6 +214,8 @@ class RegionLowering:
                 return None
             body = ", ".join(items) + ("," if not v.is_list and len(items) == 1 else "")  # type: ignore[arg-type]
             return f"[{body}]" if v.is_list else f"({body})"
+        if isinstance(v, ObjectRef):
+            return v.expr
         if isinstance(v, MethodRef):
             recv = self.region_capture(v.receiver, operands, params)
             return None if recv is None else f"{recv}.{v.name}"
@@ -291,6 +293,10 @@ class RegionLowering:
     def _region_code(self: Lowerer, stmts: list[ast.stmt], params: list[str], prelude: list[str],
                      outs: list[str] | None) -> str:
         lines = [f"def __dycl_region({', '.join(['__dycl_root', *params])}):"]
+        assert self.fn is not None
+        loads, stores = names_of(stmts)
+        if shared := sorted((loads | stores) & self.fn.declared_global):
+            lines.append(f"    global {', '.join(shared)}")
         lines += [f"    {p}" for p in prelude]
         for s in stmts:
             lines.append(textwrap.indent(ast.unparse(s), "    "))
@@ -311,12 +317,11 @@ class RegionLowering:
                 target = node
             elif isinstance(node, (ast.Subscript,)) and isinstance(node.ctx, (ast.Store, ast.Del)):
                 target = node.value
-            elif isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
+            elif isinstance(node, ast.Call):
                 # self.xs.append(...), self.h.add_(...): the attribute's value changes.
-                if isinstance(node.func.value, ast.Attribute):
+                if isinstance(node.func, ast.Attribute) and isinstance(node.func.value, ast.Attribute):
                     target = node.func.value
-                if depth < 3:
-                    self._note_method_writes(node.func, scope, depth)
+                self._note_call_writes(node.func, scope, depth)
             while isinstance(target, ast.Subscript):
                 target = target.value
             if isinstance(target, ast.Attribute):
@@ -326,22 +331,40 @@ class RegionLowering:
                 elif not isinstance(target.value, ast.Name) or target.value.id not in scope.env:
                     self.unknown_writes = True
 
-    def _note_method_writes(self: Lowerer, func: ast.Attribute, scope: _Scope, depth: int) -> None:
-        owner = self._static_module(func.value, scope)
-        if owner is None or is_leaf(owner):
+    def _note_call_writes(self: Lowerer, func: ast.expr, scope: _Scope, depth: int) -> None:
+        """What a call inside a region may write: the code of a submodule or method
+        it names; any module state the model's methods write if it cannot tell."""
+        callee = self._static_module(func, scope)
+        if callee is not None:  # self.block(x): the submodule's forward
+            if is_leaf(callee):
+                return
+            owner = callee
+            try:
+                method = self._forward_of(callee, None)
+            except FrontendError:
+                method = None
+        elif isinstance(func, ast.Attribute) and (owner := self._static_module(func.value, scope)) is not None:
+            method = inspect.getattr_static(owner, func.attr, None)
+            if isinstance(method, (staticmethod, classmethod)):
+                method = method.__func__
+            if is_leaf(owner) and not inspect.isfunction(method):
+                return
+        else:
+            root = func
+            while isinstance(root, (ast.Attribute, ast.Subscript, ast.Call)):
+                root = root.func if isinstance(root, ast.Call) else root.value
+            if isinstance(root, ast.Name) and (root.id in _PURE_ROOTS or isinstance(scope.env.get(root.id), SSAValue)):
+                return  # torch, F, print...; tensor methods
+            self.written_attrs |= model_state_writes(self.model)  # unknown callee: be safe
             return
-        method = inspect.getattr_static(owner, func.attr, None)
-        if isinstance(method, (staticmethod, classmethod)):
-            method = method.__func__
-        if not inspect.isfunction(method):
+        if not inspect.isfunction(method) or depth >= 4:
+            self.written_attrs |= model_state_writes(self.model)
             return
-        try:
-            tree = ast.parse(textwrap.dedent(inspect.getsource(method)))
-        except (OSError, TypeError, SyntaxError):
-            self.unknown_writes = True
+        fdef = _function_ast(method)
+        if fdef is None:
+            self.written_attrs |= model_state_writes(self.model)
             return
-        fdef = tree.body[0]
-        if not isinstance(fdef, (ast.FunctionDef, ast.AsyncFunctionDef)) or not fdef.args.args:
+        if not fdef.args.args:
             return
         from dycl.frontend.lowering import _Scope
 
@@ -371,6 +394,42 @@ class RegionLowering:
         v = scope.env.pop(name)
         assert isinstance(v, SSAValue)
         return v
+
+
+def _function_ast(fn: Any) -> ast.FunctionDef | None:
+    try:
+        tree = ast.parse(textwrap.dedent(inspect.getsource(fn)))
+    except (OSError, TypeError, SyntaxError):
+        return None
+    fdef = tree.body[0] if tree.body else None
+    return fdef if isinstance(fdef, ast.FunctionDef) else None
+
+
+_CLASS_WRITES: dict[type, frozenset[str]] = {}
+
+
+def _class_writes(cls: type) -> frozenset[str]:
+    """Attributes any method of `cls` (but `__init__`) assigns on its receiver."""
+    if cls not in _CLASS_WRITES:
+        names: set[str] = set()
+        for name, fn in inspect.getmembers(cls, inspect.isfunction):
+            if name == "__init__" or fn.__module__.startswith("torch."):
+                continue
+            fdef = _function_ast(fn)
+            if fdef is None or not fdef.args.args:
+                continue
+            me = fdef.args.args[0].arg
+            for node in ast.walk(fdef):
+                if isinstance(node, ast.Attribute) and isinstance(node.ctx, (ast.Store, ast.Del)) and isinstance(
+                        node.value, ast.Name) and node.value.id == me:
+                    names.add(node.attr)
+        _CLASS_WRITES[cls] = frozenset(names)
+    return _CLASS_WRITES[cls]
+
+
+def model_state_writes(model: nn.Module) -> set[tuple[int, str]]:
+    """Every (module, attribute) some method of the model may assign."""
+    return {(id(m), a) for m in model.modules() for a in _class_writes(type(m))}
 
 
 def is_leaf(m: nn.Module) -> bool:

@@ -102,3 +102,76 @@ def unless(flag: str, body: list[ast.stmt], like: ast.AST) -> ast.stmt:
     """`if not flag: body`."""
     test = ast.UnaryOp(op=ast.Not(), operand=ast.copy_location(ast.Name(id=flag, ctx=ast.Load()), like))
     return ast.copy_location(ast.If(test=ast.copy_location(test, like), body=body, orelse=[]), like)
+
+
+def _returns_in(node: ast.AST) -> bool:
+    """A `return` of this function inside `node` (nested functions aside)."""
+    stack = [node]
+    while stack:
+        n = stack.pop()
+        if isinstance(n, ast.Return):
+            return True
+        if not isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)):
+            stack.extend(ast.iter_child_nodes(n))
+    return False
+
+
+def _name(id_: str, like: ast.AST, store: bool = False) -> ast.Name:
+    return ast.copy_location(ast.Name(id=id_, ctx=ast.Store() if store else ast.Load()), like)
+
+
+def _assign(target: str, value: ast.expr, like: ast.AST) -> ast.stmt:
+    return ast.copy_location(ast.Assign(targets=[_name(target, like, True)], value=value), like)
+
+
+def lift_loop_returns(stmts: Sequence[ast.stmt], counter: list[int] | None = None) -> list[ast.stmt]:
+    """`return v` inside a loop becomes `ret = v; returned = True; break` (and a
+    `break` out of each enclosing loop), followed after the outermost loop by
+    `if returned: return ret`: an early exit from a loop in terms of `break`,
+    which the loop lowering handles."""
+    counter = counter if counter is not None else [0]
+    out: list[ast.stmt] = []
+    for s in stmts:
+        if isinstance(s, _LOOPS) and _returns_in(s):
+            k = counter[0]
+            counter[0] += 1
+            flag, ret = f"__dycl_returned_{k}", f"__dycl_ret_{k}"
+            out.append(_assign(flag, ast.copy_location(ast.Constant(False), s), s))
+            out.append(_assign(ret, ast.copy_location(ast.Constant(None), s), s))
+            out.append(_lift_loop(s, flag, ret))
+            back = ast.copy_location(ast.Return(value=_name(ret, s)), s)
+            out.append(ast.copy_location(ast.If(test=_name(flag, s), body=[back], orelse=[]), s))
+        elif isinstance(s, ast.If):
+            out.append(ast.copy_location(ast.If(test=s.test, body=lift_loop_returns(s.body, counter),
+                                                orelse=lift_loop_returns(s.orelse, counter)), s))
+        else:
+            out.append(s)
+    return out
+
+
+def _lift_loop(loop: ast.For | ast.While | ast.AsyncFor, flag: str, ret: str) -> ast.stmt:
+    new = ast.copy_location(type(loop)(**{f: getattr(loop, f) for f in loop._fields}), loop)
+    new.body = _lift_body(loop.body, flag, ret)
+    return new
+
+
+def _lift_body(stmts: Sequence[ast.stmt], flag: str, ret: str) -> list[ast.stmt]:
+    out: list[ast.stmt] = []
+    for s in stmts:
+        if isinstance(s, ast.Return):
+            value = s.value if s.value is not None else ast.copy_location(ast.Constant(None), s)
+            out += [_assign(ret, value, s), _assign(flag, ast.copy_location(ast.Constant(True), s), s),
+                    ast.copy_location(ast.Break(), s)]
+            return out  # the rest of the block is dead
+        if isinstance(s, _LOOPS) and _returns_in(s):
+            out.append(_lift_loop(s, flag, ret))
+            leave = ast.copy_location(ast.Break(), s)
+            out.append(ast.copy_location(ast.If(test=_name(flag, s), body=[leave], orelse=[]), s))
+        elif isinstance(s, ast.If) and _returns_in(s):
+            out.append(ast.copy_location(ast.If(test=s.test, body=_lift_body(s.body, flag, ret),
+                                                orelse=_lift_body(s.orelse, flag, ret)), s))
+        elif isinstance(s, (ast.With, ast.Try)) and _returns_in(s):
+            out.append(s)  # left as it is: the frontend falls back for it
+        else:
+            out.append(s)
+    return out

@@ -76,6 +76,16 @@ class SeqVal:
 
 
 @dataclass(frozen=True)
+class ObjectRef:
+    """A Python object whose contents may change between calls (a mutable default
+    argument, a tensor default): never folded; a fallback region reaches it by
+    `expr`, Python source evaluated in the region."""
+
+    expr: str
+    obj: Any
+
+
+@dataclass(frozen=True)
 class PathDependent:
     """A name bound to different modules or globals on the paths into a join.
 

@@ -196,17 +196,18 @@ class PythonHostEmitter:
                 self.assign([n(r) for r in op.res], op.body.block.args[1:], depth)
             case d.WhileOp():
                 carried = [n(a) for a in op.cond_region.block.args]
-                bound = op.max_iterations.value.data
+                bound = op.bound
                 self.assign(carried, op.iter_args, depth)
                 it = self.name.__call__(op.results[0]) + "_iter" if op.results else "_iter"
-                self.emit(f"for {it} in range({bound + 1}):", depth)
+                self.emit(f"for {it} in range({bound + 1}):" if bound is not None else "while True:", depth)
                 self.block(op.cond_region.block, depth + 1, None)
                 cond = op.cond_region.block.last_op
                 assert isinstance(cond, d.ConditionOp)
                 self.emit(f"if not {n(cond.cond)}:", depth + 1)
                 self.emit("break", depth + 2)
-                self.emit(f"if {it} == {bound}:", depth + 1)
-                self.emit(f"raise RuntimeError('dycl.while exceeded max_iterations={bound}')", depth + 2)
+                if bound is not None:
+                    self.emit(f"if {it} == {bound}:", depth + 1)
+                    self.emit(f"raise RuntimeError('dycl.while exceeded max_iterations={bound}')", depth + 2)
                 self.assign([n(a) for a in op.body.block.args], op.cond_region.block.args, depth + 1)
                 self.loops.append(carried)
                 self.block(op.body.block, depth + 1, carried)

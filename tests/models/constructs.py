@@ -354,6 +354,43 @@ class WhileAtMostOnce(nn.Module):
         return x * t
 
 
+class EarlyExitMethod(nn.Module):
+    """An early-exit method (`return` inside its layer loop) called from a two-line forward."""
+
+    def __init__(self):
+        super().__init__()
+        self.layers = nn.ModuleList([nn.Linear(4, 4) for _ in range(3)])
+        self.exits = nn.ModuleList([nn.Linear(4, 2) for _ in range(3)])
+
+    def run(self, x, threshold=0.05):
+        for i, layer in enumerate(self.layers):
+            x = torch.tanh(layer(x))
+            for j in range(2):
+                if x.mean() > threshold + 0.1 * j:
+                    return self.exits[i](x), i
+        return self.exits[-1](x), -1
+
+    def forward(self, x):
+        logits, depth = self.run(x)
+        return logits * 2, depth
+
+
+CASES["early_exit_method"] = (
+    EarlyExitMethod,
+    [(torch.randn(1, 4, generator=torch.Generator().manual_seed(s)) * 2,) for s in range(16)],
+)
+class UnboundedWhile(nn.Module):
+    """A data-dependent `while` with no bound: a host loop, as long as eager's."""
+
+    def forward(self, x):
+        steps = 0
+        while x.sum() > 0:
+            x = x - 0.5
+            steps += 1
+        return x, steps
+
+
+CASES["unbounded_while"] = (UnboundedWhile, sign_inputs() + [(torch.full((1, 4), 3.0),)])
 CASES["aug_assign_aliases"] = (AugAssignAliases, sign_inputs())
 CASES["list_append_in_branch"] = (ListAppendInBranch, sign_inputs())
 CASES["break_in_branch"] = (BreakInBranch, sign_inputs())

@@ -179,6 +179,103 @@ class DataAttribute(nn.Module):
         return topi
 
 
+class Counter(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.l = nn.Linear(4, 4)
+        self.big = 0
+
+    def forward(self, x):
+        y = self.l(x)
+        if y.max() > 0:
+            self.big += 1
+        return y
+
+
+class SubmoduleStateInWith(nn.Module):
+    """A submodule's counter, changed by a call inside `with`, read by the parent."""
+
+    def __init__(self):
+        super().__init__()
+        self.c = Counter()
+
+    def forward(self, x):
+        with torch.no_grad():
+            y = self.c(x)
+        if self.c.big > 1:
+            y = y * 0
+        return y, self.c.big
+
+
+class HookOnSequential(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.blk = nn.Sequential(nn.Linear(4, 4))
+        self.blk.register_forward_hook(_negate)
+        self.fc = nn.Linear(4, 4)
+        self.fc.register_forward_hook(_count)
+
+    def forward(self, x):
+        return self.fc(self.blk(x))
+
+
+def _negate(module, inputs, output):
+    return -output
+
+
+def _count(module, inputs, output):
+    module.calls = getattr(module, "calls", 0) + 1
+
+
+class TryReturnShapes(nn.Module):
+    """The except path returns another shape than the others (never taken)."""
+
+    def __init__(self):
+        super().__init__()
+        self.a = nn.Linear(4, 4)
+        self.b = nn.Linear(4, 2)
+
+    def forward(self, x):
+        h = self.a(x)
+        try:
+            if h.sum() > 0:
+                return self.b(h)
+            h = h * 2
+        except RuntimeError as e:
+            print("err", e)
+            return h
+        return self.b(torch.relu(h)) - 1
+
+
+class ReceiverNotSelf(nn.Module):
+    def __init__(me):
+        super().__init__()
+        me.l = nn.Linear(4, 4)
+
+    def forward(me, x):
+        if x.sum() > 0:
+            return me.l(x)
+        return me.l(x) * 2
+
+
+CALLS = 0
+
+
+class GlobalCounter(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.l = nn.Linear(4, 4)
+
+    def forward(self, x, cache=[]):  # noqa: B006 (the shared default is the point)
+        global CALLS
+        CALLS += 1
+        cache.append(1)
+        h = self.l(x)
+        if CALLS > 2:
+            h = h * 2
+        return h, CALLS, len(cache)
+
+
 def _inputs(shape=(1, 4), scale=1.0, seeds=8):
     return [(torch.randn(*shape, generator=torch.Generator().manual_seed(s)) * scale,) for s in range(seeds)]
 
@@ -197,4 +294,8 @@ CASES = {
     "none_on_some_paths": (NoneOnSomePaths, _inputs((3,)), 0, 1),
     "topk_renormalised": (TopkRenormalised, _inputs((2, 5)), 0, 1),
     "data_attribute": (DataAttribute, _inputs(), 0, 1),
+    "submodule_state_in_with": (SubmoduleStateInWith, [(torch.ones(1, 4) * k,) for k in (1, 2, -1, 3, 5)], None, 0),
+    "hook_on_sequential": (HookOnSequential, _inputs(), None, 0),
+    "try_return_shapes": (TryReturnShapes, _inputs(), 1, 1),
+    "receiver_not_self": (ReceiverNotSelf, _inputs(), 0, 1),
 }

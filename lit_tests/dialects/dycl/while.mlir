@@ -62,3 +62,16 @@ func.func @two_values(%x: tensor<1x4xf32>, %n: i64) -> !dycl.any {
   } {note = "bounded"}
   dycl.return %r : !dycl.any
 }
+
+// Without max_iterations the loop has no guard: it runs as long as eager's would.
+// CHECK-LABEL: func.func @unbounded
+// CHECK:         dycl.while (%{{.*}} = %{{.*}}) -> (tensor<2xf32>) cond {
+func.func @unbounded(%x: tensor<2xf32>, %c: i1) -> tensor<2xf32> {
+  %r = dycl.while (%h = %x) -> (tensor<2xf32>) cond {
+    dycl.condition %c
+  } do {
+  ^bb0(%b: tensor<2xf32>):
+    dycl.yield %b : tensor<2xf32>
+  }
+  dycl.return %r : tensor<2xf32>
+}

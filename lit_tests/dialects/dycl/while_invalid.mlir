@@ -159,17 +159,3 @@ func.func @iter_args_count(%x: tensor<2xf32>, %c: i1) {
 }
 // CHECK: while_invalid.mlir:[[# @LINE - 8]]:19
 // CHECK: 'dycl.while' has 2 iter_args but 1 types
-
-// -----
-
-func.func @missing_bound(%x: tensor<2xf32>, %c: i1) {
-  %r = dycl.while (%h = %x) -> (tensor<2xf32>) cond {
-    dycl.condition %c
-  } do {
-  ^bb0(%b: tensor<2xf32>):
-    dycl.yield %b : tensor<2xf32>
-  }
-  func.return
-}
-// CHECK: while_invalid.mlir:[[# @LINE - 8]]:48
-// CHECK: Expected 'max_iterations'
