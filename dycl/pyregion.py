@@ -13,6 +13,15 @@ import sys
 from collections.abc import Callable
 from typing import Any
 
+class _Unbound:
+    """What a fallback region returns for a name it left unbound (read later: an error)."""
+
+    def __repr__(self) -> str:
+        return "<unbound local variable>"
+
+
+UNBOUND = _Unbound()
+
 # Globals dicts that `sys.modules` cannot reach (code run with exec, say), by key.
 _GLOBALS: dict[str, dict[str, Any]] = {}
 

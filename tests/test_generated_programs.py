@@ -13,7 +13,9 @@ the compiled model must give the same structure and values (max abs error
 
 from __future__ import annotations
 
+import contextlib
 import copy
+import io
 import hashlib
 import importlib.util
 import itertools
@@ -107,8 +109,9 @@ def check_program(program: Program, directory: Path, backend: str = "torch") -> 
     cls, file = load_program(program, directory)
     torch.manual_seed(0)
     model = cls().eval()
+    compiled_model = copy.deepcopy(model)  # its own state (`self.count`), as eager's
     try:
-        cm = dycl.compile(model, (X0,), backend=backend)
+        cm = dycl.compile(compiled_model, (X0,), backend=backend)
     except dycl.FrontendError as e:
         if DOCUMENTED_REJECTION not in str(e):
             raise
@@ -123,12 +126,21 @@ def check_program(program: Program, directory: Path, backend: str = "torch") -> 
         for x in INPUTS:
             # Fresh copies: a program may update `x` in place (`x += ...` is not
             # generated, but keep one run from ever seeing another's input).
+            printed, printed_c = io.StringIO(), io.StringIO()
             try:
-                expected, path = run_traced(model, x.clone(), file)
+                with contextlib.redirect_stdout(printed):
+                    expected, path = run_traced(model, x.clone(), file)
             except (OverflowError, RuntimeError, ValueError):
-                continue  # the program itself fails on this input (e.g. int() of an infinite value)
+                # The program itself fails on this input (e.g. int() of an infinite value):
+                # so must the compiled one; the states may differ from here on.
+                with pytest.raises(Exception), contextlib.redirect_stdout(printed_c):
+                    cm(x.clone())
+                break
             paths.add(path)
-            got = cm(x.clone())
+            with contextlib.redirect_stdout(printed_c):
+                got = cm(x.clone())
+            assert printed_c.getvalue() == printed.getvalue(), "printed output differs"
+            assert compiled_model.count == model.count, "module state differs"
             assert structure(got) == structure(expected), (
                 f"result structure differs on input {x.tolist()}: eager {structure(expected)}, "
                 f"compiled {structure(got)}"
@@ -199,6 +211,27 @@ def test_generated_programs_on_onnxruntime(program: Program, gen_dir: Path) -> N
 @given(program=programs())
 def test_generated_programs_on_tvm(program: Program, gen_dir: Path) -> None:
     check_program(program, gen_dir, "tvm")
+
+
+@settings(max_examples=10, **_SETTINGS)
+@given(program=programs(pyish=True))
+def test_generated_fallback_programs_match_eager(program: Program, gen_dir: Path) -> None:
+    """print, state on `self`, try/except/raise, in-place methods, lambdas: run as Python."""
+    check_program(program, gen_dir)
+
+
+@pytest.mark.slow
+@settings(max_examples=150, **_SETTINGS)
+@given(program=programs(pyish=True))
+def test_generated_fallback_programs_match_eager_many(program: Program, gen_dir: Path) -> None:
+    check_program(program, gen_dir)
+
+
+@pytest.mark.slow
+@settings(max_examples=50, **_SETTINGS)
+@given(program=programs(pyish=True))
+def test_generated_fallback_programs_on_onnxruntime(program: Program, gen_dir: Path) -> None:
+    check_program(program, gen_dir, "onnxruntime")
 
 
 @pytest.mark.slow

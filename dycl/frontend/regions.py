@@ -262,7 +262,7 @@ class RegionLowering:
             updated.append((name, v))
         lists = [n for n in sorted(mutated) if isinstance(scope.env[n], SeqVal) and scope.env[n].is_list]  # type: ignore[union-attr]
         self.note_attribute_writes(stmts, scope)
-        outs = [] if tail else sorted(stores | {n for n, _ in updated} | set(lists))
+        outs = [] if tail else sorted(self._live_after(stmts, stores) | {n for n, _ in updated} | set(lists))
         code = self._region_code(stmts, params, prelude, None if tail else outs)
         loc = self._loc(node)
         where = f"{loc.file.rsplit('/', 1)[-1]}:{loc.line}:{loc.col}"
@@ -290,6 +290,17 @@ class RegionLowering:
             scope.env[name] = by_name[name]
         return results
 
+    def _live_after(self: Lowerer, stmts: list[ast.stmt], stores: set[str]) -> set[str]:
+        """The names the region binds that code outside it may read (a name used only
+        inside it need not be bound when it ends, e.g. after an exception)."""
+        assert self.fn is not None and self.fn.tree is not None
+        inside = {id(n) for s in stmts for n in ast.walk(s)}
+        read = {n.id for n in ast.walk(self.fn.tree)
+                if isinstance(n, ast.Name) and isinstance(n.ctx, (ast.Load, ast.Del)) and id(n) not in inside}
+        read |= {n.target.id for n in ast.walk(self.fn.tree)  # `y += 1` reads y
+                 if isinstance(n, ast.AugAssign) and isinstance(n.target, ast.Name) and id(n) not in inside}
+        return {n for n in stores if n in read or n.startswith("__dycl")}
+
     def _region_code(self: Lowerer, stmts: list[ast.stmt], params: list[str], prelude: list[str],
                      outs: list[str] | None) -> str:
         lines = [f"def __dycl_region({', '.join(['__dycl_root', *params])}):"]
@@ -298,11 +309,19 @@ class RegionLowering:
         if shared := sorted((loads | stores) & self.fn.declared_global):
             lines.append(f"    global {', '.join(shared)}")
         lines += [f"    {p}" for p in prelude]
+        named = [p for p in params if not p.startswith("__dycl")]
+        if named:  # a name an earlier region left unbound is unbound here too
+            lines.append("    __dycl_unbound = __import__('dycl.pyregion', fromlist=['UNBOUND']).UNBOUND")
+            lines += [f"    if {p} is __dycl_unbound:\n        del {p}" for p in named]
         for s in stmts:
             lines.append(textwrap.indent(ast.unparse(s), "    "))
         if outs is not None:
-            items = ", ".join(outs) + ("," if len(outs) == 1 else "")
-            lines.append(f"    return ({items})")
+            # A name bound on some paths only is unbound when the others ran: eager
+            # fails where it is read, so it comes back as a marker, not as an error here.
+            items = ", ".join(f"__dycl_bound.get({n!r}, __dycl_unbound)" for n in outs)
+            lines.append("    __dycl_bound = locals()")
+            lines.append("    __dycl_unbound = __import__('dycl.pyregion', fromlist=['UNBOUND']).UNBOUND")
+            lines.append(f"    return ({items}{',' if len(outs) == 1 else ''})")
         elif len(lines) == 1 + len(prelude):
             lines.append("    pass")
         return "\n".join(lines) + "\n"

@@ -93,6 +93,9 @@ class _Builder:
     # rejects an int that becomes a float across iterations): programs with while
     # loops give `s` only floats and `t` only ints, as for BUG 4.
     whiles: bool = False
+    # Python the frontend leaves to fallback regions: print, state on `self`,
+    # try/except with raise, in-place tensor methods, lambdas.
+    pyish: bool = False
 
     @property
     def typed_scalars(self) -> bool:
@@ -247,6 +250,8 @@ class _Builder:
     def pred(self, ctx: _Ctx, depth: int) -> str:
         """A run-time predicate: a tensor comparison, a host read, or and/or/not of them."""
         kinds = ["cmp", "item", "int", "two", "compound", "bool", "scalar", "tensor_scalar"]
+        if self.pyish and not ctx.helper:
+            kinds.append("state")
         if self.index_vars(ctx):
             kinds.append("index")
         if depth > 0:
@@ -255,6 +260,9 @@ class _Builder:
         v = self.var(ctx)
         red, op, c = self.pick(REDUCTIONS), self.pick(CMPS), self.pick(CONSTS)
         match kind:
+            case "state":  # module state written by forward, read back
+                self.features.add("state_pred")
+                return f"self.count % {self.pick(('2', '3'))} {self.pick(('==', '!='))} 0"
             case "cmp":
                 return f"{v}.{red}() {op} {c}"
             case "item":
@@ -339,6 +347,12 @@ class _Builder:
             kinds.append("augassign")
         if any(n in SVARS for n in ctx.defined):
             kinds.append("saugassign")
+        if self.pyish:
+            kinds += ["print", "lambda"] + (["count"] if not ctx.helper else [])
+            if any(n in self.inplace for n in ctx.defined):
+                kinds += ["inplace_method"] * 3
+            if ctx.depth < MAX_DEPTH and self.budget > 0 and not ctx.helper:
+                kinds.append("try")
         if ctx.depth < (MAX_HELPER_DEPTH if ctx.helper else MAX_DEPTH) and self.budget > 0:
             kinds.append("if")
             if not ctx.helper and len(ctx.loops) < MAX_LOOPS:
@@ -377,6 +391,23 @@ class _Builder:
                 value = ("2" if want == "int" else "0.5") if op == "*=" else self.sexpr(ctx, 1, want)
                 self.features.add("scalar_augassign")
                 return [f"{ind}{target} {op} {value}"], ctx.defined, None
+            case "print":
+                self.features.add("print")
+                return [f"{ind}print('p', round(float({self.var(ctx)}.{self.pick(REDUCTIONS)}()), 3))"], ctx.defined, None
+            case "count":
+                self.features.add("state_write")
+                return [f"{ind}self.count += 1"], ctx.defined, None
+            case "lambda":
+                self.features.add("lambda")
+                target = self.pick(VARS)
+                return [f"{ind}g = lambda u: u * {self.pick(MUL_CONSTS)}",
+                        f"{ind}{target} = g({self.expr(ctx, 1)})"], _add(ctx.defined, target), None
+            case "inplace_method":
+                self.features.add("inplace_method")
+                target = self.pick([n for n in ctx.defined if n in self.inplace])
+                return [f"{ind}{target}.{self.pick(('mul_', 'add_', 'sub_'))}({self.pick(MUL_CONSTS)})"], ctx.defined, None
+            case "try":
+                return self.try_stmt(ctx, ind)
             case "if":
                 return self.if_stmt(ctx, ind)
             case "for_range":
@@ -416,6 +447,22 @@ class _Builder:
         if len(defined) > len(ctx.defined):
             self.features.add("assigned_in_all_branches")
         return lines, defined, None
+
+    def try_stmt(self, ctx: _Ctx, ind: str) -> tuple[list[str], tuple[str, ...], _Exit]:
+        """`try` whose body may raise ValueError on a run-time predicate; the handler assigns."""
+        self.features.add("try")
+        inner = _Ctx(ctx.defined, ctx.loops, ctx.depth + 1, ctx.helper, ctx.no_layer_loops)
+        lines = [f"{ind}try:"]
+        if self.chance(50):
+            self.features.add("raise")
+            lines += [f"{ind}    if {self.pred(inner, 1)}:", f"{ind}        raise ValueError('v')"]
+        body, defined, ex = self.block(inner, ind + "    ")
+        target = self.pick(VARS)
+        lines += body + [f"{ind}except ValueError:", f"{ind}    {target} = {self.expr(inner, 1)}"]
+        handler = _add(ctx.defined, target)
+        if ex is not None:  # the handler falls through: so does the try
+            return lines, ctx.defined, None
+        return lines, tuple(n for n in defined if n in handler), None
 
     def for_stmt(self, ctx: _Ctx, ind: str, kind: str) -> tuple[list[str], tuple[str, ...], _Exit]:
         depth = len(ctx.loops)
@@ -512,7 +559,7 @@ def _add(names: tuple[str, ...], name: str) -> tuple[str, ...]:
 
 @st.composite
 def programs(draw: Callable[[Any], Any], max_stmts: int = 12, avoid: frozenset[int] = KNOWN_BUGS,
-             whiles: bool | None = None) -> Program:
+             whiles: bool | None = None, pyish: bool = False) -> Program:
     """Random programs, steering clear of the construct combinations of the
     known compiler bugs numbered in `avoid` (see the test module); `whiles`
     allows data-dependent while loops (None: drawn)."""
@@ -523,10 +570,10 @@ def programs(draw: Callable[[Any], Any], max_stmts: int = 12, avoid: frozenset[i
     # back as a 0-d tensor, so "scalar" (return h, v.sum().item()) is held back.
     styles = ("single", "pair", "mixed") + (() if 3 in avoid else ("scalar",))
     ret_style = draw(st.sampled_from(styles))
-    inplace = frozenset(draw(st.sets(st.sampled_from(VARS))))
+    inplace = frozenset(draw(st.sets(st.sampled_from(VARS), min_size=1 if pyish else 0)))
     b = _Builder(draw, n_fc, n_layers, has_helper, ret_style, inplace, avoid,
                  budget=draw(st.integers(2, max_stmts)),
-                 whiles=draw(st.booleans()) if whiles is None else whiles)
+                 whiles=draw(st.booleans()) if whiles is None else whiles, pyish=pyish)
     if ret_style != "single":
         b.features.add("return_" + ret_style)
 
@@ -548,7 +595,7 @@ def programs(draw: Callable[[Any], Any], max_stmts: int = 12, avoid: frozenset[i
         b.features.add("helper")
         body.insert(0, f"{' ' * 8}x = self._f(x, {draw(st.integers(0, 2))})")
 
-    init = [f"        self.fc{k} = nn.Linear(4, 4)" for k in range(n_fc)]
+    init = [f"        self.fc{k} = nn.Linear(4, 4)" for k in range(n_fc)] + ["        self.count = 0"]
     init.append(f"        self.layers = nn.ModuleList([nn.Linear(4, 4) for _ in range({n_layers})])")
     lines = [
         "import torch",
