@@ -102,7 +102,7 @@ def print_explain(cm: Any) -> None:
     subs = cm.subgraphs
     print(f"sub-DNNs: {len(subs)}")
     for name, info in subs.items():
-        print(f"  {name}: {info['backend']}")
+        print(f"  {name}: {info['backend']}" + (f" -- {info['why']}" if info.get("why") else ""))
     regions = cm.fallbacks
     print(f"fallback regions (run as Python): {len(regions)}")
     for r in regions:
@@ -197,7 +197,9 @@ def build_parser() -> argparse.ArgumentParser:
     model_args(sp)
     sp.add_argument("--target", default="llvm", choices=["llvm", "cuda"])
     sp.add_argument("--arch", help="CUDA arch, e.g. sm_90")
-    sp.add_argument("--backend", default="tvm", help="tvm, onnxruntime, torch, or fastest (measured per sub-DNN)")
+    sp.add_argument("--backend", default="auto",
+                    help="auto (default: per sub-DNN, the fastest of torch, onnxruntime and tvm that is clearly "
+                         "faster, measured), tvm, onnxruntime, torch, or fastest")
     sp.add_argument("--pipeline", default="dycl-default")
     sp.add_argument("--dump-ir-after", metavar="PASS", help="print IR after PASS (or 'all') to stderr")
     sp.add_argument("--time-passes", action="store_true", help="report time per pass and backend")
@@ -227,7 +229,7 @@ def build_parser() -> argparse.ArgumentParser:
     sp = sub.add_parser("demo", help="compile an example, check it on every path, time it against eager")
     sp.add_argument("model", nargs="?", default="examples/branchy.py")
     sp.add_argument("--target", default="llvm", choices=["llvm", "cuda"])
-    sp.add_argument("--backend", default="tvm")
+    sp.add_argument("--backend", default="auto")
     sp.add_argument("--runs", type=int, default=200)
     sp.set_defaults(func=cmd_demo)
     return p

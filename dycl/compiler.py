@@ -33,6 +33,7 @@ from dycl.printing import module_text
 from dycl.types import tensor_type_of
 
 MANIFEST_VERSION = 1
+CHOICE_ATTR = "dycl.backend_choice"  # set by assign-backends{policy=auto}
 # Passes whose time is spent building and running sub-DNNs in backends.
 _BACKEND_PASSES = {"assign-backends"}
 
@@ -133,8 +134,10 @@ def build_artifact(module: ModuleOp, model: nn.Module, inputs: Sequence[torch.Te
         if report is not None:
             report.backend_seconds[name] = result.seconds
         loaders[result.backend] = get_backend(result.backend).loader_source()
+        why = job.fn.attributes.get(CHOICE_ATTR)
         subgraphs[name] = {
             "backend": result.backend,
+            **({"why": why.data} if isinstance(why, StringAttr) else {}),
             "file": result.file,
             "inputs": [str(t) for t in job.fn.function_type.inputs.data],
             "outputs": [str(t) for t in job.fn.function_type.outputs.data],
@@ -168,7 +171,7 @@ def compile(
     model: nn.Module,
     example_inputs: Sequence[torch.Tensor],
     target: str = "llvm",
-    backend: str = "tvm",
+    backend: str = "auto",
     *,
     arch: str | None = None,
     out_dir: str | Path | None = None,
@@ -199,7 +202,7 @@ def compile(
         raise ValueError(f"jobs must be at least 1, got {jobs}")
     if fallback not in FALLBACK_MODES:
         raise ValueError(f"fallback must be one of {', '.join(FALLBACK_MODES)}, got {fallback!r}")
-    if backend != "fastest":
+    if backend not in POLICIES:
         get_backend(backend)  # fail early on a typo
     if out_dir is None:
         out = Path(tempfile.mkdtemp(prefix="dycl-"))
@@ -217,8 +220,8 @@ def compile(
             module = lower_and_optimize(model, inputs, pipeline, report, model_key, tier, dump_ir_after,
                                         reason=attempts[0].split(": ", 1)[1] if attempts else "")
             chosen = backend
-            if backend == "fastest":
-                choose_fastest_backends(module, tgt, report)
+            if backend in POLICIES:
+                choose_backends(module, tgt, report, backend)
                 chosen = "torch"  # every sub-DNN now names its own
             build_artifact(module, model, inputs, out, tgt, chosen, report, jobs=jobs, options=options)
             break
@@ -315,11 +318,20 @@ def build_options(target: Target, tune_trials: int = 0, tuning_dir: str | Path |
     return BuildOptions(tune_trials, str(tuning_dir) if tuning_dir is not None else None)
 
 
-def choose_fastest_backends(module: ModuleOp, target: Target, report: CompileReport | None = None) -> None:
-    """Run assign-backends{policy=fastest}: each sub-DNN measured on every backend."""
+# Backend names that are policies: each sub-DNN gets its own backend.
+POLICIES = ("auto", "fastest")
+
+
+def choose_backends(module: ModuleOp, target: Target, report: CompileReport | None = None,
+                    policy: str = "auto") -> None:
+    """Run assign-backends with `policy` (auto: measured, with a margin; fastest: plain medians)."""
     from dycl.passes.assign_backends import AssignBackendsPass
 
-    run_pipeline(module, [AssignBackendsPass(policy="fastest", target=target.kind, arch=target.arch or "")], report)
+    run_pipeline(module, [AssignBackendsPass(policy=policy, target=target.kind, arch=target.arch or "")], report)
+
+
+def choose_fastest_backends(module: ModuleOp, target: Target, report: CompileReport | None = None) -> None:
+    choose_backends(module, target, report, "fastest")
 
 
 def input_type_text(x: torch.Tensor) -> str:

@@ -16,6 +16,7 @@ from xdsl.dialects import func
 from xdsl.dialects.builtin import DictionaryAttr, FloatAttr, ModuleOp, StringAttr, f64
 from xdsl.passes import ModulePass
 
+from dycl.backends.auto import POLICY_VERSION, Choice, cached_choice, candidates_for, decide, interleaved_timings, store_choice
 from dycl.backends.base import SubgraphSpec, Target, backend_names, get_backend
 from dycl.build_cache import BuildCache, cache_dir, structural_key
 from dycl.diagnostics import BackendError, PassError
@@ -23,6 +24,13 @@ from dycl.dialects import dycl as d
 from dycl.models import model_of
 
 TIMINGS_ATTR = "dycl.timings"
+CHOICE_ATTR = "dycl.backend_choice"  # why `auto` chose the backend
+
+
+def _wait(out: Any) -> None:
+    """Wait for a sub-DNN's results, as the host would when it reads them."""
+    if out and hasattr(out[0], "numpy"):
+        out[0].numpy()
 
 
 def load_built(backend: str, directory: Path, file: str, target: Target) -> Any:
@@ -50,14 +58,17 @@ class AssignBackendsPass(ModulePass):
     """Annotates every sub-DNN function with `dycl.backend`.
 
     Expects: the output of outline-subgraphs. With `policy=fixed` every sub-DNN
-    gets `backend`. With `policy=fastest` each sub-DNN is built by every backend in
+    gets `backend`. With `policy=auto` (what `dycl.compile` does by default) each
+    sub-DNN gets the fastest of eager torch, ONNX Runtime and TVM that is faster
+    by a clear margin in interleaved timing rounds, else the cheapest to build
+    (see dycl/backends/auto.py); `dycl.backend_choice` says why. With `policy=fastest` each sub-DNN is built by every backend in
     `candidates` and run on inputs of its real shapes (`runs` timed calls, median);
     the fastest wins, and `dycl.timings` records the medians in seconds. Builds go
     through the build cache (so the final build reuses them) and measurements are
     cached on disk under the same key. A candidate that cannot build the sub-DNN
     is skipped. Measuring needs the target's device: `fastest` is for llvm here.
 
-    Options: `policy` (fixed|fastest), `backend`, `candidates` (comma-separated),
+    Options: `policy` (fixed|auto|fastest), `backend`, `candidates` (comma-separated),
     `target` (llvm|cuda), `arch`, `runs`, `model` (as for shape-inference).
     """
 
@@ -78,8 +89,11 @@ class AssignBackendsPass(ModulePass):
             for f in subs:
                 f.attributes[d.BACKEND_ATTR] = StringAttr(self.backend)
             return
+        if self.policy == "auto":
+            self._apply_auto(op, subs)
+            return
         if self.policy != "fastest":
-            raise PassError(f"assign-backends: unknown policy '{self.policy}' (fixed or fastest)")
+            raise PassError(f"assign-backends: unknown policy '{self.policy}' (fixed, auto or fastest)")
         target = Target.parse(self.target, self.arch or None)
         if target.kind != "llvm":
             raise PassError("assign-backends{policy=fastest} measures on this machine: use target=llvm")
@@ -97,6 +111,51 @@ class AssignBackendsPass(ModulePass):
                 best = min(timings, key=timings.__getitem__)
                 f.attributes[d.BACKEND_ATTR] = StringAttr(best)
                 f.attributes[TIMINGS_ATTR] = DictionaryAttr({k: FloatAttr(v, f64) for k, v in timings.items()})
+
+    def _apply_auto(self, op: ModuleOp, subs: list[func.FuncOp]) -> None:
+        target = Target.parse(self.target, self.arch or None)
+        model = model_of(op, self.model)
+        cache = BuildCache()
+        with tempfile.TemporaryDirectory(prefix="dycl-measure-") as tmp:
+            for f in subs:
+                choice = self._auto_choice(f, model, target, cache, Path(tmp))
+                f.attributes[d.BACKEND_ATTR] = StringAttr(choice.backend)
+                f.attributes[CHOICE_ATTR] = StringAttr(choice.reason)
+                f.attributes[TIMINGS_ATTR] = DictionaryAttr(
+                    {k: FloatAttr(v * 1e-6, f64) for k, v in choice.timings_us.items()})
+
+    def _auto_choice(self, f: func.FuncOp, model: Any, target: Target, cache: BuildCache, tmp: Path) -> Choice:
+        from dycl.fx import example_inputs, to_graph_module
+
+        spec = SubgraphSpec(f.sym_name.data, to_graph_module(f, model), example_inputs(f))
+        names, skipped = candidates_for(spec.graph_module, target.kind)
+        if len(names) == 1:
+            return Choice(names[0], f"{names[0]}: {skipped}", {})
+        key = structural_key(f, model, f"{POLICY_VERSION}:{','.join(names)}", target)
+        cached = cached_choice(key)
+        if cached is not None:
+            return cached
+        inputs = list(spec.example_inputs)
+        runs: dict[str, Any] = {}
+        failed: list[str] = []
+        for name in names:
+            out = tmp / f"{f.sym_name.data}-{name}"
+            out.mkdir(exist_ok=True)
+            try:
+                file = cache.build(get_backend(name), spec, f, model, target, out)
+                run = load_built(name, out, file, target)
+            except Exception as e:  # this candidate cannot take the sub-DNN: the others can
+                failed.append(f"{name} failed ({type(e).__name__})")
+                continue
+            runs[name] = lambda run=run: _wait(run(*inputs))
+        if not runs:
+            raise PassError(f"no backend could build sub-DNN @{f.sym_name.data}: {', '.join(failed)}", f)
+        choice = decide(interleaved_timings(runs))
+        notes = [n for n in (skipped, *failed) if n]
+        if notes:
+            choice.reason += f"; {'; '.join(notes)}"
+        store_choice(key, choice)
+        return choice
 
     def _measure(self, f: func.FuncOp, model: Any, names: list[str], target: Target, cache: BuildCache,
                  tmp: Path) -> dict[str, float]:

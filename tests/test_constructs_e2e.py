@@ -9,4 +9,4 @@ pytestmark = pytest.mark.slow
 
 @pytest.mark.parametrize("name", sorted(CASES))
 def test_construct_matches_eager(name):
-    check_matches_eager(name)
+    check_matches_eager(name, backend="torch")  # frontend semantics; backends: test_examples_e2e

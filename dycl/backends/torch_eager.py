@@ -29,9 +29,25 @@ class TorchBackend(Backend):
 def load_torch(path, target):
     import torch
 
-    module = torch.export.load(path).module()
+    from torch.export.graph_signature import InputKind, OutputKind
+
     device = "cuda" if target["kind"] == "cuda" else "cpu"
-    module.to(device)
+    ep = torch.export.load(path)
+    # The lifted graph, called with its parameters directly: no pytree or guard
+    # checks per call (4x less overhead than `ep.module()` on a small sub-DNN).
+    graph = ep.graph_module.to(device)
+    state = {k: v.to(device) for k, v in {**ep.state_dict, **ep.constants}.items()}
+    slots = [None if s.kind == InputKind.USER_INPUT else state[s.target] for s in ep.graph_signature.input_specs]
+    outputs = ep.graph_signature.output_specs
+    user = [i for i, s in enumerate(outputs) if s.kind == OutputKind.USER_OUTPUT]
+    mutated = [(i, state[s.target]) for i, s in enumerate(outputs) if s.kind == OutputKind.BUFFER_MUTATION]
+
+    def module(*args):
+        given = iter(args)
+        out = graph(*[next(given) if s is None else s for s in slots])
+        for i, buffer in mutated:
+            buffer.copy_(out[i])
+        return [out[i] for i in user]
 
     def convert(a):
         if isinstance(a, torch.Tensor):

@@ -1,0 +1,123 @@
+"""The `auto` backend policy: per sub-DNN, the fastest backend that is really faster.
+
+Candidates (eager torch always among them, so a sub-DNN is never slower than
+eager within noise) are built through the build cache, then timed on the
+sub-DNN's real shapes in interleaved rounds (each round times every candidate,
+in rotating order, so load on a shared machine hits them alike). A candidate
+replaces a cheaper-to-build one only when it is faster by a margin in most
+rounds; otherwise the cheaper one stays. Decisions are cached by the sub-DNN's
+structural hash, target and versions, so a recompile measures nothing.
+"""
+
+from __future__ import annotations
+
+import json
+import statistics
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from torch import fx
+
+from dycl.build_cache import cache_dir
+
+# Cheapest to build (and least to go wrong) first: a tie goes to the earlier one.
+PREFERENCE = ("torch", "onnxruntime", "tvm")
+MARGIN = 0.95  # a candidate must take at most this share of the other's time ...
+MAJORITY = 0.75  # ... in at least this share of the rounds
+ROUNDS = 15
+ROUND_SECONDS = 0.002  # per candidate per round: enough calls to rise above timer noise
+POLICY_VERSION = "auto-1"
+
+
+@dataclass
+class Choice:
+    backend: str
+    reason: str
+    timings_us: dict[str, float]
+
+    def to_json(self) -> dict[str, Any]:
+        return {"backend": self.backend, "reason": self.reason, "timings_us": self.timings_us}
+
+
+def candidates_for(graph: fx.GraphModule, target_kind: str) -> tuple[list[str], str]:
+    """The backends worth building for this sub-DNN, and why others are skipped."""
+    if target_kind != "llvm":
+        return ["tvm"], "only TVM builds for CUDA here"
+    kinds = []
+    for node in graph.graph.nodes:
+        if node.op == "call_module":
+            kinds.append(type(graph.get_submodule(node.target)).__name__)
+        elif node.op in ("call_function", "call_method"):
+            kinds.append(str(getattr(node.target, "__name__", node.target)))
+    if any("conv" in k.lower() for k in kinds):
+        # Untuned TVM convolutions run 20-50x behind oneDNN and ONNX Runtime on this
+        # kind of CPU (docs/benchmarks.md): not worth their build time.
+        return ["torch", "onnxruntime"], "TVM skipped (untuned convolutions)"
+    return ["torch", "onnxruntime", "tvm"], ""
+
+
+def interleaved_timings(runs: dict[str, Callable[[], Any]], rounds: int = ROUNDS) -> dict[str, list[float]]:
+    """Seconds per call of each candidate, one figure per round."""
+    calls: dict[str, int] = {}
+    for name, run in runs.items():
+        for _ in range(3):
+            run()  # warm up (first-call allocation, lazy init)
+        start = time.perf_counter()
+        run()
+        once = max(time.perf_counter() - start, 1e-7)
+        calls[name] = max(1, min(1000, int(ROUND_SECONDS / once)))
+    samples: dict[str, list[float]] = {n: [] for n in runs}
+    names = list(runs)
+    for r in range(rounds):
+        for name in names[r % len(names):] + names[: r % len(names)]:
+            run, k = runs[name], calls[name]
+            start = time.perf_counter()
+            for _ in range(k):
+                run()
+            samples[name].append((time.perf_counter() - start) / k)
+    return samples
+
+
+def decide(samples: dict[str, list[float]]) -> Choice:
+    """The cheapest candidate that no other beats clearly (by MARGIN in MAJORITY of rounds)."""
+    med = {n: statistics.median(s) for n, s in samples.items()}
+    order = sorted(samples, key=lambda n: PREFERENCE.index(n) if n in PREFERENCE else len(PREFERENCE))
+    chosen = order[0]
+    why = "the cheapest to build"
+    for other in order[1:]:
+        wins = sum(a < MARGIN * b for a, b in zip(samples[other], samples[chosen]))
+        if med[other] < MARGIN * med[chosen] and wins >= MAJORITY * len(samples[other]):
+            why = (f"{med[chosen] / med[other]:.2f}x faster than {chosen}, "
+                   f"in {wins} of {len(samples[other])} rounds")
+            chosen = other
+    timings = {n: round(m * 1e6, 2) for n, m in med.items()}
+    return Choice(chosen, f"{chosen}: {why}", timings)
+
+
+def cached_choice(key: str) -> Choice | None:
+    path = _choice_file(key)
+    if path is None or not path.is_file():
+        return None
+    try:
+        data = json.loads(path.read_text())
+        return Choice(data["backend"], data["reason"] + " (measured earlier)", data["timings_us"])
+    except (ValueError, KeyError, TypeError):
+        return None  # a torn or foreign entry: measure again
+
+
+def store_choice(key: str, choice: Choice) -> None:
+    path = _choice_file(key)
+    if path is None:
+        return
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_suffix(f".{time.time_ns()}.tmp")
+    tmp.write_text(json.dumps(choice.to_json()))
+    tmp.replace(path)  # atomic: a concurrent compile sees the old entry or this one
+
+
+def _choice_file(key: str) -> Path | None:
+    root = cache_dir()
+    return None if root is None else root / "choices" / f"{key}.json"
