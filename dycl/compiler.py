@@ -296,7 +296,8 @@ def save_fallback_model(model: nn.Module, regions: list[Any], out_dir: Path) -> 
     for name in sorted(names):
         mod = sys.modules.get(name)
         file = getattr(mod, "__file__", None)
-        if mod is None or not file or any(file.startswith(p) for p in installed) or name.startswith("dycl."):
+        if mod is None or not file or not Path(file).is_file() or any(file.startswith(p) for p in installed) \
+                or name.startswith("dycl."):
             continue
         if name != "__main__" and importlib.util.find_spec(name) is not None and not name.startswith("dycl_user_"):
             continue  # importable where it is

@@ -56,18 +56,25 @@ def build_subgraphs(jobs: list[BuildJob], model: nn.Module, target: Target, out_
         file, seconds = outcomes[first.spec.name]
         backend = first.backend
         if file.startswith("error:"):
-            if backend.name == "torch":
-                raise BackendError(file.removeprefix("error:"))
-            # The eager reference takes any sub-DNN: fall back, and say why.
-            note = (f"{first.spec.name}: {backend.name} cannot compile it ({file.removeprefix('error:')}); "
-                    "running it with torch instead")
-            print(f"dycl: note: {note}", file=sys.stderr)
-            if report is not None:
-                report.fallbacks.append(note)
-            backend = get_backend("torch")
-            start = time.perf_counter()
-            file = cache.build(backend, first.spec, first.fn, model, target, out_dir)
-            seconds += time.perf_counter() - start
+            # Down the chain (tvm → onnxruntime → torch; the eager reference takes
+            # any sub-DNN), saying why at each step.
+            for fallback in _chain_after(backend.name, target):
+                note = (f"{first.spec.name}: {backend.name} cannot compile it ({file.removeprefix('error:')}); "
+                        f"trying {fallback}")
+                print(f"dycl: note: {note}", file=sys.stderr)
+                if report is not None:
+                    report.fallbacks.append(note)
+                backend = get_backend(fallback)
+                start = time.perf_counter()
+                try:
+                    file = cache.build(backend, first.spec, first.fn, model, target, out_dir)
+                except Exception as e:  # noqa: BLE001 (any failure moves down the chain)
+                    file = f"error:{type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}"
+                seconds += time.perf_counter() - start
+                if not file.startswith("error:"):
+                    break
+            else:
+                raise BackendError(f"no backend could build {first.spec.name}: {file.removeprefix('error:')}")
         else:
             cache.record(key, out_dir, file)
         results[first.spec.name] = Built(backend.name, file, seconds)
@@ -79,6 +86,17 @@ def build_subgraphs(jobs: list[BuildJob], model: nn.Module, target: Target, out_
     return results
 
 
+CHAIN = ("tvm", "onnxruntime", "torch")
+
+
+def _chain_after(name: str, target: Target) -> list[str]:
+    """The backends to try after `name` failed: later in CHAIN (torch at least)."""
+    rest = list(CHAIN[CHAIN.index(name) + 1:]) if name in CHAIN else ["torch"]
+    if target.kind != "llvm":
+        rest = [b for b in rest if b != "onnxruntime"]  # no CUDA build of onnxruntime here
+    return rest
+
+
 def _build_one(backend: str, options: BuildOptions, spec: SubgraphSpec, target: Target,
                out_dir: str) -> tuple[str, float]:
     """(file, seconds), or ("error:<message>", seconds) if the backend refused."""
@@ -87,6 +105,8 @@ def _build_one(backend: str, options: BuildOptions, spec: SubgraphSpec, target: 
         file = get_backend(backend, options).build(spec, target, Path(out_dir))
     except BackendError as e:
         file = "error:" + e.message
+    except Exception as e:  # noqa: BLE001 (a compiler's internal error: the chain goes on)
+        file = f"error:{type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}"
     return file, time.perf_counter() - start
 
 

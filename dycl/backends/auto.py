@@ -25,8 +25,8 @@ from dycl.build_cache import cache_dir
 
 # Cheapest to build (and least to go wrong) first: a tie goes to the earlier one.
 PREFERENCE = ("torch", "onnxruntime", "tvm")
-MARGIN = 0.95  # a candidate must take at most this share of the other's time ...
-MAJORITY = 0.75  # ... in at least this share of the rounds
+MARGIN = 0.95  # a candidate must take at most this share of the other's time in the median round ...
+MAJORITY = 0.75  # ... and less time in at least this share of the rounds
 ROUNDS = 15
 ROUND_SECONDS = 0.002  # per candidate per round: enough calls to rise above timer noise
 POLICY_VERSION = "auto-1"
@@ -88,8 +88,11 @@ def decide(samples: dict[str, list[float]]) -> Choice:
     chosen = order[0]
     why = "the cheapest to build"
     for other in order[1:]:
-        wins = sum(a < MARGIN * b for a, b in zip(samples[other], samples[chosen]))
-        if med[other] < MARGIN * med[chosen] and wins >= MAJORITY * len(samples[other]):
+        # Paired by round (the same load on both): faster in most rounds, and by the
+        # margin in the median round.
+        ratios = sorted(a / b for a, b in zip(samples[other], samples[chosen]))
+        wins = sum(r < 1.0 for r in ratios)
+        if statistics.median(ratios) < MARGIN and wins >= MAJORITY * len(ratios):
             why = (f"{med[chosen] / med[other]:.2f}x faster than {chosen}, "
                    f"in {wins} of {len(samples[other])} rounds")
             chosen = other
