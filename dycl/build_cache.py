@@ -12,6 +12,7 @@ import hashlib
 import json
 import os
 import shutil
+import sys
 from importlib.metadata import version
 from pathlib import Path
 
@@ -95,6 +96,30 @@ def structural_key(fn: func.FuncOp, model: nn.Module, backend: str, target: Targ
     return h.hexdigest()
 
 
+def _sha256(path: Path) -> str:
+    h = hashlib.sha256()
+    with open(path, "rb") as f:
+        for chunk in iter(lambda: f.read(1 << 20), b""):
+            h.update(chunk)
+    return h.hexdigest()
+
+
+def _verified(entry: Path) -> str | None:
+    """The entry's main file if every file it lists is there with its recorded hash."""
+    try:
+        done = json.loads((entry / "done").read_text())
+        files = done["sha256"]
+        file = done["file"]
+        if not isinstance(files, dict) or file not in files:
+            return None
+        for name, digest in files.items():
+            if "/" in name or not (entry / name).is_file() or _sha256(entry / name) != digest:
+                return None
+        return file
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+
+
 class BuildCache:
     """Builds each distinct sub-DNN once per compile, and once per machine."""
 
@@ -126,8 +151,13 @@ class BuildCache:
         root = cache_dir()
         entry = root / "builds" / key if root is not None else None
         if entry is not None and (entry / "done").exists():
+            file = _verified(entry)
+            if file is None:
+                # Torn, truncated or tampered with: never reused; rebuilt and stored anew.
+                print(f"dycl: note: discarding a damaged build-cache entry ({entry.name[:16]}...)", file=sys.stderr)
+                shutil.rmtree(entry, ignore_errors=True)
+                return None
             self.hits += 1
-            file = (entry / "done").read_text().strip()
             self.built[key] = (entry, file)
             return self.copy(entry, file, out_dir, name)
         return None
@@ -163,9 +193,12 @@ class BuildCache:
         tmp = entry.with_name(entry.name + f".tmp{os.getpid()}")
         try:
             tmp.mkdir(parents=True, exist_ok=True)
+            hashes = {}
             for p in self._artifact_files(out_dir, file):
                 shutil.copyfile(p, tmp / p.name)
-            (tmp / "done").write_text(file + "\n")
+                hashes[p.name] = _sha256(tmp / p.name)
+            # Written last, naming every file with its hash: an entry is whole or ignored.
+            (tmp / "done").write_text(json.dumps({"file": file, "sha256": hashes}) + "\n")
             tmp.rename(entry)
         except OSError:
             shutil.rmtree(tmp, ignore_errors=True)  # a cache is best effort; another process may have won

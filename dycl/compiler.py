@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import sys
 import tempfile
@@ -204,14 +205,21 @@ def compile(
         raise ValueError(f"fallback must be one of {', '.join(FALLBACK_MODES)}, got {fallback!r}")
     if backend not in POLICIES:
         get_backend(backend)  # fail early on a typo
+    final: Path | None = None
     if out_dir is None:
         out = Path(tempfile.mkdtemp(prefix="dycl-"))
     else:
         if not str(out_dir).strip():
             raise ValueError("the output directory must not be empty (it would be the current directory)")
-        out = Path(out_dir)
-        if out.exists() and any(out.iterdir()) and not (out / "manifest.json").exists():
-            raise FileExistsError(f"output directory '{out}' exists and is not a dycl artifact")
+        final = Path(out_dir)
+        if final.exists() and not final.is_dir():
+            raise FileExistsError(f"output '{final}' exists and is not a directory")
+        if final.exists() and any(final.iterdir()) and not (final / "manifest.json").exists():
+            raise FileExistsError(f"output directory '{final}' exists and is not a dycl artifact")
+        # Built beside it and renamed at the end: an interrupted or failed compile
+        # leaves `final` as it was (absent, or the previous artifact whole).
+        final.parent.mkdir(parents=True, exist_ok=True)
+        out = Path(tempfile.mkdtemp(prefix=f".{final.name}.partial-", dir=final.parent))
     tiers = FALLBACK_TIERS if fallback == "python" else ("none",)
     attempts: list[str] = []
     for k, tier in enumerate(tiers):
@@ -226,20 +234,36 @@ def compile(
             build_artifact(module, model, inputs, out, tgt, chosen, report, jobs=jobs, options=options)
             break
         except BaseException as e:
-            if out_dir is not None and not (out / "manifest.json").exists():
-                shutil.rmtree(out, ignore_errors=True)
+            shutil.rmtree(out, ignore_errors=True)
             if k == len(tiers) - 1 or not isinstance(e, Exception) or _is_input_error(e):
                 raise
+            out.mkdir()
             # Compile more of the model as Python (never a wrong answer, only slower).
             message = e.format().splitlines()[0] if isinstance(e, DyclError) else f"{type(e).__name__}: {e}"
             attempts.append(f"{tier}: {message}")
     report.fallback_attempts = attempts
+    if final is not None:
+        _replace_dir(out, final)
+        out = final
     cm = CompiledModel(out, module=module, report=report, model=model)
     if out_dir is None:  # a temporary artifact lives as long as the model
         weakref.finalize(cm, shutil.rmtree, out, ignore_errors=True)
     if cm.fallbacks:
         warn_fallbacks(cm.fallbacks)
     return cm
+
+
+def _replace_dir(new: Path, final: Path) -> None:
+    """`final` becomes `new`; an earlier artifact there is moved aside first and then
+    removed, so no moment holds a mix of the two."""
+    if final.exists():
+        old = final.with_name(f".{final.name}.old-{os.getpid()}")
+        shutil.rmtree(old, ignore_errors=True)
+        final.rename(old)
+        new.rename(final)
+        shutil.rmtree(old, ignore_errors=True)
+    else:
+        new.rename(final)
 
 
 def _is_input_error(e: BaseException) -> bool:

@@ -206,8 +206,11 @@ class AssignBackendsPass(ModulePass):
             key = structural_key(f, model, name, target)
             stored = _timing_file(key)
             if stored is not None and stored.exists():
-                timings[name] = float(stored.read_text())
-                continue
+                try:
+                    timings[name] = float(stored.read_text())
+                    continue
+                except ValueError:  # a torn record: measure again
+                    stored.unlink(missing_ok=True)
             out = tmp / name
             out.mkdir(exist_ok=True)
             try:
@@ -218,7 +221,9 @@ class AssignBackendsPass(ModulePass):
             timings[name] = median_seconds(run, list(spec.example_inputs), self.runs)
             if stored is not None:
                 stored.parent.mkdir(parents=True, exist_ok=True)
-                stored.write_text(f"{timings[name]!r}\n")
+                tmp_file = stored.with_suffix(f".{os.getpid()}.tmp")
+                tmp_file.write_text(f"{timings[name]!r}\n")
+                tmp_file.replace(stored)
         return timings
 
 

@@ -1,6 +1,6 @@
 """Benchmark: dycl against PyTorch eager and torch.compile on the example zoo.
 
-    python -m tools.bench [--models early_exit,branchy,...] [--backends tvm,onnxruntime,torch,fastest]
+    python -m tools.bench [--models early_exit,branchy,...] [--backends auto,tvm,onnxruntime,torch,fastest]
                           [--runs N] [--warmup N] [--target llvm|cuda] [--json out.json] [--no-torch-compile]
 
 For every model in examples/ (or those named) and every path input of its
@@ -34,8 +34,8 @@ import torch
 from dycl.demo import TOLERANCE, load_example, max_abs_error
 
 EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
-BACKENDS = ("tvm", "onnxruntime", "torch", "fastest", "tvm-tuned")
-DEFAULT_BACKENDS = ("tvm", "onnxruntime", "torch", "fastest")  # tvm-tuned: MetaSchedule, --tune-trials
+BACKENDS = ("auto", "tvm", "onnxruntime", "torch", "fastest", "tvm-tuned")
+DEFAULT_BACKENDS = ("auto", "tvm", "onnxruntime", "torch")  # tvm-tuned: MetaSchedule, --tune-trials
 CUDA_TOLERANCE = 1e-4  # as tools/gpu_check.py: GPU kernels sum in a different order
 
 
