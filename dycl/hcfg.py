@@ -60,7 +60,8 @@ class Hcfg:
                 self._connect(preds, nid)
                 preds = [(nid, "")]
             elif isinstance(op, d.PyRegionOp):
-                nid = self._add("python", f"python {op.loc.data} ({op.construct.data})")
+                why = op.reason.data.removeprefix("unsupported Python construct: ").split(" (in function")[0]
+                nid = self._add("python", f"python {op.loc.data} ({op.construct.data})\\n{why[:60]}")
                 self._connect(preds, nid)
                 if op.tail is not None:  # it returns from the function
                     self._connect([(nid, "")], "exit")

@@ -21,14 +21,38 @@ import torch
 from torch import nn
 
 from dycl.dialects import dycl as d
-from dycl.pyregion import make_region
+from dycl.pyregion import make_region, resolve_globals
 from dycl.types import type_of_value
 
 
+def _containers(values: Any) -> list[tuple[Any, Any]]:
+    """(container, copy of its contents) for the mutable containers among `values`."""
+    out = []
+    for v in values:
+        if isinstance(v, list):
+            out.append((v, list(v)))
+        elif isinstance(v, (dict, set)):
+            out.append((v, v.copy()))
+    return out
+
+
+def _restore_containers(saved: list[tuple[Any, Any]]) -> None:
+    for container, contents in saved:
+        if isinstance(container, list):
+            container[:] = contents
+        else:
+            container.clear()
+            container.update(contents)
+
+
 @contextlib.contextmanager
-def protected(model: nn.Module) -> Iterator[None]:
-    """Run user code at compile time without changing the model or printing."""
+def protected(model: nn.Module, user_globals: dict[str, Any] | None = None) -> Iterator[None]:
+    """Run user code at compile time without changing the model, its module's
+    globals (and the lists/dicts they hold), forward's mutable defaults, or printing."""
     saved = []
+    glob = dict(user_globals) if user_globals is not None else None
+    user_values = [v for k, v in (glob or {}).items() if not k.startswith("__")]
+    held = _containers([*user_values, *(getattr(model.forward, "__defaults__", None) or ())])
     for m in model.modules():
         attrs = dict(m.__dict__)
         inner = {k: dict(v) for k, v in attrs.items() if isinstance(v, dict)}
@@ -45,6 +69,11 @@ def protected(model: nn.Module) -> Iterator[None]:
     finally:
         logging.disable(logging.NOTSET)
         torch.set_rng_state(rng)
+        if user_globals is not None and glob is not None:
+            for k in [k for k in user_globals if k not in glob]:
+                del user_globals[k]
+            user_globals.update(glob)
+        _restore_containers(held)
         for m, attrs, inner, lists in saved:
             m.__dict__.clear()
             m.__dict__.update(attrs)
@@ -93,7 +122,7 @@ def type_region(op: d.PyRegionOp, model: nn.Module, mode: Any, args: list[Any],
     # The user's own `except` could catch what fake tensors raise on data reads and
     # take a path eager never takes: code with `try` runs on real stand-ins.
     fake_ok = not any(isinstance(n, ast.Try) for n in ast.walk(ast.parse(op.code.data)))
-    with protected(model):
+    with protected(model, None if op.globals.data == "dycl.pyregion" else resolve_globals(op.globals.data)):
         try:
             if not fake_ok:
                 raise NotImplementedError

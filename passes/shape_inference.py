@@ -311,6 +311,18 @@ class _Inferrer:
 _MAX_SPLITS = 64
 
 
+def _typed_use(v: SSAValue, depth: int = 0) -> bool:
+    """Whether compiled code (not a return, not another region) may use `v`."""
+    for use in v.uses:
+        user = use.operation
+        if isinstance(user, (d.ReturnOp, func.ReturnOp, d.PyRegionOp)):
+            continue
+        if isinstance(user, d.MakeTupleOp) and depth < 8 and not _typed_use(user.result, depth + 1):
+            continue
+        return True
+    return False
+
+
 def run_region(inferrer: _Inferrer, op: d.PyRegionOp) -> list[Any]:
     """The results of a fallback region, for their types: run on fake tensors, or,
     where its code reads tensor data, once on real stand-in values. Module state,
@@ -319,8 +331,10 @@ def run_region(inferrer: _Inferrer, op: d.PyRegionOp) -> list[Any]:
 
     if not op.res:
         return []  # nothing to type: it need not run (it may only print, or raise)
-    if all(isinstance(u.operation, (d.ReturnOp, func.ReturnOp)) for r in op.res for u in r.uses):
-        return [Unknown(d.PYOBJ) for _ in op.res]  # only returned: compiled code never sees it
+    if not any(_typed_use(r) for r in op.res):
+        # Only returned or handed to other regions: compiled code never sees it, and
+        # the region need not run at compile time.
+        return [Unknown(d.PYOBJ) for _ in op.res]
     args = [inferrer.get(v) for v in op.args]
     try:
         return type_region(op, inferrer.model, inferrer.mode, args, lambda u: _PLACEHOLDERS[u.type][0], Unknown)

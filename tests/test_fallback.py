@@ -147,7 +147,10 @@ def test_globals_and_mutable_defaults_are_run_time_state():
     model = mod.GlobalCounter()
     with torch.no_grad():
         want = calls(model, 4)
+        mod.CALLS = 7
         cm = dycl.compile(copy.deepcopy(model), [torch.ones(1, 4)], backend="torch")
+        # compiling ran none of it for good: the global and the default list are as they were
+        assert mod.CALLS == 7 and len(mod.GlobalCounter.forward.__defaults__[0]) == 4
         got = calls(cm, 4)
     assert want[0] == got[0] == [(1, 1), (2, 2), (3, 3), (4, 4)]
     assert torch.allclose(want[1], got[1]) and want[2:] == got[2:] == (4, 4)
