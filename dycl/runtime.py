@@ -55,6 +55,10 @@ class CompiledModel:
         self.manifest = json.loads(manifest_file.read_text())
         self.host = _import_host(self.path)
         self._program: Any = None
+        self._expected: list[tuple[torch.Size, torch.dtype]] | None = None
+        # Where inputs may live: the CPU, and the GPU for a CUDA artifact (never `meta`).
+        self._devices = ("cpu", "cuda") if self.manifest["target"]["kind"] == "cuda" else ("cpu",)
+        self._cuda = "cuda" in self._devices
         # Runtimes' sessions and VMs (TVM's especially) are not re-entrant, and
         # fallback regions run the model's own Python: calls are serialised.
         self._lock = threading.Lock()
@@ -74,6 +78,9 @@ class CompiledModel:
             got = f"{'x'.join(map(str, x.shape))} {str(x.dtype).removeprefix('torch.')}"
             if list(x.shape) != e["shape"] or str(x.dtype).removeprefix("torch.") != e["dtype"]:
                 raise InputError(f"input {i}: expected shape/dtype {want}, got {got}")
+            if x.device.type not in self._devices:
+                raise InputError(f"input {i}: expected a tensor on {' or '.join(self._devices)}, got one on {x.device.type}"
+                                 + (" (a meta tensor holds no data)" if x.device.type == "meta" else ""))
 
     @property
     def program(self) -> Any:
@@ -85,8 +92,22 @@ class CompiledModel:
             self._program = self.host.load(str(self.path), model=self._model)
         return self._program
 
-    def __call__(self, *inputs: Any) -> Any:
-        self.check_inputs(inputs)
+    def _signature(self) -> list[tuple[torch.Size, torch.dtype]]:
+        if self._expected is None:
+            self._expected = [(torch.Size(e["shape"]), getattr(torch, e["dtype"])) for e in self.manifest["inputs"]]
+        return self._expected
+
+    def __call__(self, *inputs: Any, **kwargs: Any) -> Any:
+        if kwargs:
+            raise InputError(f"a compiled model takes its inputs by position; got keyword argument(s) "
+                             f"{', '.join(sorted(kwargs))}")
+        expected = self._signature()
+        # The common case checked without building any message (a few hundred ns).
+        if len(inputs) != len(expected) or not all(
+                type(x) is torch.Tensor and x.shape == shape and x.dtype == dtype and (x.is_cpu or (
+                    self._cuda and x.is_cuda))
+                for x, (shape, dtype) in zip(inputs, expected)):
+            self.check_inputs(inputs)
         # Backends take dense, aligned buffers: copy strided views and views at an offset.
         args = [x if x.is_contiguous() and not x.storage_offset() else x.clone(memory_format=torch.contiguous_format)
                 for x in inputs]

@@ -56,3 +56,13 @@ def test_a_killed_compile_leaves_the_previous_artifact_whole(tmp_path):
     manifest = json.loads((out / "manifest.json").read_text())
     assert {s["backend"] for s in manifest["subgraphs"].values()} == {"onnxruntime"}
     assert not any(p.suffix == ".pt2" for p in out.iterdir())  # nothing left of the old one
+
+
+def test_calls_with_keywords_or_meta_tensors_are_input_errors(branchy_compiled):
+    _, cm = branchy_compiled
+    with pytest.raises(dycl.InputError, match="by position; got keyword argument"):
+        cm(x=torch.randn(1, 16))
+    with pytest.raises(dycl.InputError, match="got one on meta"):
+        cm(torch.empty(1, 16, device="meta"))
+    with pytest.raises(dycl.InputError, match=r"expected shape/dtype 1x16 float32, got 2x16 float32"):
+        cm(torch.randn(2, 16))
