@@ -205,6 +205,9 @@ def compile(
         raise ValueError(f"fallback must be one of {', '.join(FALLBACK_MODES)}, got {fallback!r}")
     if backend not in POLICIES:
         get_backend(backend)  # fail early on a typo
+    from dycl.passes.pipelines import pipeline_passes
+
+    pipeline_passes(pipeline)  # likewise
     final: Path | None = None
     if out_dir is None:
         out = Path(tempfile.mkdtemp(prefix="dycl-"))

@@ -36,6 +36,12 @@ PIPELINES: dict[str, tuple[str, ...]] = {
 def pipeline_passes(name: str) -> list[ModulePass]:
     from dycl.registry import PASSES
 
+    if name not in PIPELINES:
+        import difflib
+
+        close = difflib.get_close_matches(name, list(PIPELINES), n=1)
+        hint = f"; did you mean '{close[0]}'?" if close else ""
+        raise ValueError(f"unknown pipeline '{name}' (available: {', '.join(sorted(PIPELINES))}){hint}")
     return [PASSES[p]()() for p in PIPELINES[name]]
 
 

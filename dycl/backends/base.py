@@ -85,7 +85,12 @@ def register_backend(name: str, factory: Callable[[], Backend]) -> None:
 def get_backend(name: str, options: BuildOptions | None = None) -> Backend:
     _load_builtin()
     if name not in _REGISTRY:
-        raise ValueError(f"unknown backend '{name}' (available: {', '.join(sorted(_REGISTRY))})")
+        import difflib
+
+        choices = sorted(_REGISTRY) + ["auto", "fastest"]
+        close = difflib.get_close_matches(name, choices, n=1)
+        hint = f"; did you mean '{close[0]}'?" if close else ""
+        raise ValueError(f"unknown backend '{name}' (available: {', '.join(choices)}){hint}")
     backend = _REGISTRY[name]()
     if options is not None:
         backend.options = options
