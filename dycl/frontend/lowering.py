@@ -46,6 +46,7 @@ from dycl.types import tensor_type_of
 from dycl.frontend.values import (
     GlobalRef,
     ObjectRef,
+    StaticObject,
     IndexedModule,
     MethodRef,
     ModuleRef,
@@ -811,13 +812,17 @@ class Lowerer(LoopLowering, RegionLowering):
             if isinstance(val, torch.Tensor):
                 raise self.error(node, f"tensor attribute '{attr}' is neither a parameter nor a buffer; register it as a buffer")
             self.folded_attrs.setdefault((id(m), attr), str(self._loc(node)))
-            if isinstance(val, (bool, int, float, str, type(None), torch.dtype)):
-                return Static(val)
-            if isinstance(val, (list, tuple)):
-                if all(isinstance(x, (bool, int, float, str, type(None))) or
-                       (isinstance(x, (list, tuple)) and all(isinstance(y, (bool, int, float)) for y in x)) for x in val):
-                    return Static(tuple(val) if isinstance(val, tuple) else list(val))
-            raise self.error(node, f"attribute '{attr}' of type {type(val).__name__} cannot be used by compiled code")
+            root = "__dycl_root" if not base.path else f"__dycl_root.get_submodule({base.path!r})"
+            return self._object_value(val, f"{root}.{attr}", attr, node)
+        if isinstance(base, StaticObject):
+            if (id(base.obj), attr) in self.dirty_attrs:
+                raise self.unsupported(node, f"a read of '{attr}', which forward changes at run time")
+            try:
+                val = getattr(base.obj, attr)
+            except AttributeError:
+                raise self.error(node, f"{type(base.obj).__name__} object has no attribute '{attr}'") from None
+            self.folded_attrs.setdefault((id(base.obj), attr), str(self._loc(node)))
+            return self._object_value(val, f"{base.expr}.{attr}", attr, node)
         if isinstance(base, GlobalRef):
             obj = getattr(base.obj, attr, None)
             if obj is None and not hasattr(base.obj, attr):
@@ -836,6 +841,17 @@ class Lowerer(LoopLowering, RegionLowering):
             if isinstance(base.value, (int, float, str, tuple, list)) and hasattr(base.value, attr):
                 return MethodRef(base, attr)
         raise self.error(node, f"attribute '{attr}' is not supported on this value")
+
+    def _object_value(self, val: Any, expr: str, attr: str, node: ast.AST) -> Value:
+        """A Python attribute value for compiled code: constants and containers of
+        them fold; other objects (configs) are read through; the rest is left to the host."""
+        if _simple(val):
+            return Static(list(val) if isinstance(val, list) else dict(val) if isinstance(val, dict) else val)
+        if isinstance(val, torch.Tensor):
+            raise self.error(node, f"tensor attribute '{attr}' is neither a parameter nor a buffer; register it as a buffer")
+        if isinstance(val, nn.Module) or callable(val) or isinstance(val, (list, tuple, dict, set)):
+            return ObjectRef(expr, val)  # run-time only: a fallback region reaches it
+        return StaticObject(val, expr)
 
     def _binop(self, op: ast.operator, a: Value, b: Value, node: ast.AST) -> Value:
         name, fn = BINOPS[type(op)]
@@ -1181,7 +1197,11 @@ class Lowerer(LoopLowering, RegionLowering):
             if obj is hasattr:
                 if isinstance(target, ModuleRef):
                     return Static(hasattr(target.module, name))
-            elif isinstance(target, (ModuleRef, GlobalRef)):
+                if isinstance(target, StaticObject):
+                    return Static(hasattr(target.obj, name))
+            elif isinstance(target, (ModuleRef, GlobalRef, StaticObject)):
+                if len(args) == 3 and isinstance(target, StaticObject) and not hasattr(target.obj, name):
+                    return args[2]
                 return self._attribute(target, name, node)
         if obj in (getattr, hasattr) and len(args) >= 2 and isinstance(args[0], ModuleRef):
             if self.loop_depth:
@@ -1191,6 +1211,8 @@ class Lowerer(LoopLowering, RegionLowering):
             (v, cls) = args
             if isinstance(v, SSAValue) and isinstance(cls, GlobalRef):
                 return Static(cls.obj is torch.Tensor)
+            if isinstance(v, (StaticObject, ModuleRef)) and isinstance(cls, GlobalRef):
+                return Static(isinstance(v.obj if isinstance(v, StaticObject) else v.module, cls.obj))
         if statics and (obj in PURE_BUILTINS or g.qualname.startswith("math.")):
             return Static(obj(*(a.value for a in args), **{k: v.value for k, v in kwargs.items()}))  # type: ignore[union-attr]
         if obj in (int, float, bool) and len(args) == 1:
@@ -1275,6 +1297,19 @@ def _many_elements(v: SSAValue) -> bool:
         return False
     shape = t.get_shape()
     return -1 not in shape and math.prod(shape) != 1
+
+
+def _simple(x: Any, depth: int = 0) -> bool:
+    """A constant, or a list/tuple/dict of constants: folded at compile time."""
+    if x is None or isinstance(x, (bool, int, float, str, torch.dtype)):
+        return True
+    if depth > 3:
+        return False
+    if isinstance(x, (list, tuple)):
+        return all(_simple(e, depth + 1) for e in x)
+    if type(x) is dict:
+        return all(_simple(k, depth + 1) and _simple(v, depth + 1) for k, v in x.items())
+    return False
 
 
 def _immutable(x: Any) -> bool:

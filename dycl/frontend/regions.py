@@ -35,7 +35,7 @@ from xdsl.ir import Attribute, SSAValue
 from dycl.diagnostics import FrontendError
 from dycl.dialects import dycl as d
 from dycl.frontend.inplace import bound_values, maybe_tensor, possible_roots, rebind
-from dycl.frontend.values import GlobalRef, MethodRef, ModuleRef, ObjectRef, SeqVal, Static, Value
+from dycl.frontend.values import GlobalRef, MethodRef, ModuleRef, ObjectRef, SeqVal, Static, StaticObject, Value
 from dycl.pyregion import globals_key
 
 if TYPE_CHECKING:
@@ -214,7 +214,7 @@ class RegionLowering:
                 return None
             body = ", ".join(items) + ("," if not v.is_list and len(items) == 1 else "")  # type: ignore[arg-type]
             return f"[{body}]" if v.is_list else f"({body})"
-        if isinstance(v, ObjectRef):
+        if isinstance(v, (ObjectRef, StaticObject)):
             return v.expr
         if isinstance(v, MethodRef):
             recv = self.region_capture(v.receiver, operands, params)
@@ -344,7 +344,7 @@ class RegionLowering:
             while isinstance(target, ast.Subscript):
                 target = target.value
             if isinstance(target, ast.Attribute):
-                owner = self._static_module(target.value, scope)
+                owner = self._static_object(target.value, scope)
                 if owner is not None:
                     self.written_attrs.add((id(owner), target.attr))
                 elif not isinstance(target.value, ast.Name) or target.value.id not in scope.env:
@@ -389,6 +389,23 @@ class RegionLowering:
 
         inner = _Scope(env={fdef.args.args[0].arg: ModuleRef("", owner)})
         self.note_attribute_writes(fdef.body, inner, depth + 1)
+
+    def _static_object(self: Lowerer, e: ast.expr, scope: _Scope) -> Any:
+        """The object a `self.config`-style expression names at compile time, or None."""
+        if isinstance(e, ast.Name):
+            v = scope.env.get(e.id)
+            return v.module if isinstance(v, ModuleRef) else v.obj if isinstance(v, (StaticObject, ObjectRef)) else None
+        if isinstance(e, ast.Attribute):
+            base = self._static_object(e.value, scope)
+            if base is not None:
+                if isinstance(base, nn.Module) and e.attr in base._modules:
+                    return base._modules[e.attr]
+                try:
+                    value = inspect.getattr_static(base, e.attr)
+                except AttributeError:
+                    return None
+                return None if _is_constant(value) else getattr(base, e.attr, None)
+        return None
 
     def _static_module(self: Lowerer, e: ast.expr, scope: _Scope) -> nn.Module | None:
         if isinstance(e, ast.Name):
@@ -449,6 +466,10 @@ def _class_writes(cls: type) -> frozenset[str]:
 def model_state_writes(model: nn.Module) -> set[tuple[int, str]]:
     """Every (module, attribute) some method of the model may assign."""
     return {(id(m), a) for m in model.modules() for a in _class_writes(type(m))}
+
+
+def _is_constant(x: Any) -> bool:
+    return x is None or isinstance(x, (bool, int, float, str, bytes, torch.dtype))
 
 
 def is_leaf(m: nn.Module) -> bool:

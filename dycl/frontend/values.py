@@ -76,6 +76,16 @@ class SeqVal:
 
 
 @dataclass(frozen=True)
+class StaticObject:
+    """A Python object held by the model (a config object, a SimpleNamespace, a
+    dataclass): its attributes are read at compile time, unless forward writes them.
+    `expr` reaches it from a fallback region (`__dycl_root.config`)."""
+
+    obj: Any
+    expr: str
+
+
+@dataclass(frozen=True)
 class ObjectRef:
     """A Python object whose contents may change between calls (a mutable default
     argument, a tensor default): never folded; a fallback region reaches it by

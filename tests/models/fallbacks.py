@@ -3,6 +3,9 @@ everywhere: the untranslatable parts run as the model's own Python (fallback
 regions), the rest is compiled. Each is checked against eager on every path,
 including what it printed and the module's state after each call."""
 
+import dataclasses
+import types
+
 import torch
 import torch.nn.functional as F
 from torch import nn
@@ -276,6 +279,59 @@ class GlobalCounter(nn.Module):
         return h, CALLS, len(cache)
 
 
+@dataclasses.dataclass
+class Config:
+    hidden: int = 4
+    is_decoder: bool = False
+    scale: float = 0.5
+    act: str = "relu"
+
+
+class LibraryBase(nn.Module):
+    """A model library's base class: its helper reads the config object."""
+
+    def get_extended_mask(self, h):
+        if self.config.is_decoder:
+            return torch.tril(h)
+        return h * self.config.scale
+
+
+class ConfigObjects(LibraryBase):
+    """A config dataclass, a SimpleNamespace and a dict of constants, read everywhere:
+    folded at compile time (nothing runs as Python)."""
+
+    def __init__(self):
+        super().__init__()
+        self.config = Config()
+        self.fc = nn.Linear(self.config.hidden, self.config.hidden)
+        self.opts = types.SimpleNamespace(threshold=0.1, extra={"k": 2})
+        self.table = {"a": 1.5, "b": -1.0}
+
+    def forward(self, x):
+        h = self.get_extended_mask(self.fc(x))
+        if getattr(self.config, "use_cache", False):
+            h = h + 1
+        if h.mean() > self.opts.threshold:
+            h = h * self.table["a"] * self.opts.extra["k"]
+        return torch.relu(h) if self.config.act == "relu" else h
+
+
+class ConfigWrittenInForward(nn.Module):
+    """forward counts on its config object: those reads follow the run-time value."""
+
+    def __init__(self):
+        super().__init__()
+        self.config = types.SimpleNamespace(steps=0, limit=2)
+        self.fc = nn.Linear(4, 4)
+
+    def forward(self, x):
+        self.config.steps += 1
+        h = self.fc(x)
+        if self.config.steps > self.config.limit:
+            return h * 0
+        return h
+
+
 def _inputs(shape=(1, 4), scale=1.0, seeds=8):
     return [(torch.randn(*shape, generator=torch.Generator().manual_seed(s)) * scale,) for s in range(seeds)]
 
@@ -298,4 +354,6 @@ CASES = {
     "hook_on_sequential": (HookOnSequential, _inputs(), None, 0),
     "try_return_shapes": (TryReturnShapes, _inputs(), 1, 1),
     "receiver_not_self": (ReceiverNotSelf, _inputs(), 0, 1),
+    "config_objects": (ConfigObjects, _inputs(), 0, 1),
+    "config_written_in_forward": (ConfigWrittenInForward, _inputs(), None, 1),
 }
