@@ -186,8 +186,10 @@ def compile(
 ) -> Any:
     """Compile a dynamic `model` for `target`; returns a callable `CompiledModel`.
 
-    `jobs` builds that many sub-DNNs at once (worker processes); `tune_trials`
-    tunes TVM's kernels with MetaSchedule (that many trials per task, llvm only),
+    `backend="auto"` gives each sub-DNN the measurably fastest backend (see
+    dycl/backends/auto.py). `jobs` builds that many sub-DNNs at once (worker
+    processes); `tune_trials` tunes TVM's kernels with MetaSchedule (that many
+    trials per task, llvm only; with the default backend it selects TVM),
     recording the results in `tuning_dir` (default: the build cache's `tuning/`).
     `fallback="python"` runs what the frontend cannot translate as the model's
     own Python in the host (listed in `cm.fallbacks`, warned about once);
@@ -203,6 +205,8 @@ def compile(
         raise ValueError(f"jobs must be at least 1, got {jobs}")
     if fallback not in FALLBACK_MODES:
         raise ValueError(f"fallback must be one of {', '.join(FALLBACK_MODES)}, got {fallback!r}")
+    if tune_trials and backend == "auto":
+        backend = "tvm"  # asking for MetaSchedule tuning is asking for TVM
     if backend not in POLICIES:
         get_backend(backend)  # fail early on a typo
     from dycl.passes.pipelines import pipeline_passes

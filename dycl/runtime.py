@@ -44,7 +44,13 @@ def to_torch(value: Any) -> Any:
 
 
 class CompiledModel:
-    """A compiled dynamic model: call it like the original module."""
+    """A compiled dynamic model: call it like the original module.
+
+    Safe to call from several threads: calls are serialised (one at a time), since
+    the runtimes' sessions and VMs are not re-entrant and fallback regions run the
+    model's own Python on the model itself. For parallel throughput, load one
+    CompiledModel per thread (`dycl.load(path)`).
+    """
 
     def __init__(self, path: str | Path, module: Any = None, report: Any = None, model: Any = None):
         self.path = Path(path)
