@@ -56,7 +56,7 @@ def resolve(qualname: str) -> Any:
         for p in parts[i:]:
             obj = getattr(obj, p)
         return obj
-    raise ImportError(f"cannot resolve '{qualname}'")
+    raise ImportError(f"cannot resolve Python name '{qualname}'")
 
 
 def make_region(code: str, globals_name: str, where: str) -> Callable[..., Any]:

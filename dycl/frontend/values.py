@@ -175,15 +175,6 @@ def qualname_of(obj: Any) -> str | None:
 
 def resolve_qualname(qualname: str) -> Any:
     """Import `a.b.c` and return the object it names."""
-    import importlib
+    from dycl.pyregion import resolve
 
-    parts = qualname.split(".")
-    for i in range(len(parts), 0, -1):
-        try:
-            obj = importlib.import_module(".".join(parts[:i]))
-        except ImportError:
-            continue
-        for p in parts[i:]:
-            obj = getattr(obj, p)
-        return obj
-    raise ImportError(f"cannot resolve Python name '{qualname}'")
+    return resolve(qualname)

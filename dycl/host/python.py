@@ -24,11 +24,12 @@ tensor work in compiled sub-DNNs. Load with `load(artifact_dir)`."""
 
 import json
 import os
-
-import numpy as _np
 '''
 
 HELPERS = '''
+
+import numpy as _np
+
 
 def _host_array(t):
     """A CPU tensor of any runtime as numpy, without a copy (np.from_dlpack: 0.4 us,
