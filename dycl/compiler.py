@@ -362,9 +362,5 @@ def choose_backends(module: ModuleOp, target: Target, report: CompileReport | No
     run_pipeline(module, [AssignBackendsPass(policy=policy, target=target.kind, arch=target.arch or "")], report)
 
 
-def choose_fastest_backends(module: ModuleOp, target: Target, report: CompileReport | None = None) -> None:
-    choose_backends(module, target, report, "fastest")
-
-
 def input_type_text(x: torch.Tensor) -> str:
     return str(tensor_type_of(x))

@@ -408,15 +408,8 @@ class RegionLowering:
         return None
 
     def _static_module(self: Lowerer, e: ast.expr, scope: _Scope) -> nn.Module | None:
-        if isinstance(e, ast.Name):
-            v = scope.env.get(e.id)
-            return v.module if isinstance(v, ModuleRef) else None
-        if isinstance(e, ast.Attribute):
-            base = self._static_module(e.value, scope)
-            if base is not None:
-                child = base._modules.get(e.attr) if isinstance(base, nn.Module) else None
-                return child
-        return None
+        obj = self._static_object(e, scope)
+        return obj if isinstance(obj, nn.Module) else None
 
     def bool_region(self: Lowerer, test: ast.expr, scope: _Scope, error: FrontendError) -> SSAValue:
         """`bool(test)` computed by a region (an `if`/`while` test the frontend cannot translate)."""

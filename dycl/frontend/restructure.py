@@ -170,8 +170,6 @@ def _lift_body(stmts: Sequence[ast.stmt], flag: str, ret: str) -> list[ast.stmt]
         elif isinstance(s, ast.If) and _returns_in(s):
             out.append(ast.copy_location(ast.If(test=s.test, body=_lift_body(s.body, flag, ret),
                                                 orelse=_lift_body(s.orelse, flag, ret)), s))
-        elif isinstance(s, (ast.With, ast.Try)) and _returns_in(s):
-            out.append(s)  # left as it is: the frontend falls back for it
         else:
-            out.append(s)
+            out.append(s)  # a `return` inside with/try stays: the frontend falls back for it
     return out
