@@ -5,28 +5,11 @@ from __future__ import annotations
 import sys
 from typing import IO
 
-from xdsl.dialects.builtin import FileLineColLoc, IntAttr, StringAttr, UnknownLoc
-from xdsl.ir import Operation
-from xdsl.parser import Parser
 from xdsl.xdsl_opt_main import xDSLOptMain
 
 from dycl.diagnostics import capture_failing_ops, report_and_exit
+from dycl.parsing import LocatingParser
 from dycl.registry import DIALECTS, PASSES
-
-
-class LocatingParser(Parser):
-    """Records `file:line:col` on every parsed op, so verifier errors can point at it."""
-
-    line_offset: int = 0
-
-    def parse_operation(self) -> Operation:
-        start = self._current_token.span.get_location()
-        op = super().parse_operation()
-        if isinstance(op.location, UnknownLoc):
-            op.location = FileLineColLoc(
-                StringAttr(start.file), IntAttr(start.line + self.line_offset), IntAttr(start.col)
-            )
-        return op
 
 
 class DyclOptMain(xDSLOptMain):
