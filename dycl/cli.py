@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from dycl.diagnostics import DyclError, report_and_exit
+from dycl.diagnostics import UsageError
 
 _DTYPES = {"f32": "float32", "f64": "float64", "f16": "float16", "bf16": "bfloat16",
            "i64": "int64", "i32": "int32", "i8": "int8", "ui8": "uint8", "i1": "bool"}
@@ -76,7 +77,7 @@ def cmd_compile(args: argparse.Namespace) -> None:
     from dycl.hcfg import Hcfg
 
     if args.jobs < 1:
-        raise ValueError(f"--jobs must be at least 1, got {args.jobs}")
+        raise UsageError(f"--jobs must be at least 1, got {args.jobs}")
     model, inputs = _model_and_inputs(args)
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always", dycl.FallbackWarning)

@@ -32,6 +32,7 @@ from dycl.models import register_live
 from dycl.parallel_build import BuildJob, build_subgraphs
 from dycl.printing import module_text
 from dycl.types import tensor_type_of
+from dycl.diagnostics import OutputError, UsageError
 
 MANIFEST_VERSION = 1
 CHOICE_ATTR = "dycl.backend_choice"  # set by assign-backends{policy=auto}
@@ -202,9 +203,9 @@ def compile(
     tgt = Target.parse(target, arch)
     options = build_options(tgt, tune_trials, tuning_dir)
     if jobs < 1:
-        raise ValueError(f"jobs must be at least 1, got {jobs}")
+        raise UsageError(f"jobs must be at least 1, got {jobs}")
     if fallback not in FALLBACK_MODES:
-        raise ValueError(f"fallback must be one of {', '.join(FALLBACK_MODES)}, got {fallback!r}")
+        raise UsageError(f"fallback must be one of {', '.join(FALLBACK_MODES)}, got {fallback!r}")
     if tune_trials and backend == "auto":
         backend = "tvm"  # asking for MetaSchedule tuning is asking for TVM
     if backend not in POLICIES:
@@ -217,12 +218,12 @@ def compile(
         out = Path(tempfile.mkdtemp(prefix="dycl-"))
     else:
         if not str(out_dir).strip():
-            raise ValueError("the output directory must not be empty (it would be the current directory)")
+            raise UsageError("the output directory must not be empty (it would be the current directory)")
         final = Path(out_dir)
         if final.exists() and not final.is_dir():
-            raise FileExistsError(f"output '{final}' exists and is not a directory")
+            raise OutputError(f"output '{final}' exists and is not a directory")
         if final.exists() and any(final.iterdir()) and not (final / "manifest.json").exists():
-            raise FileExistsError(f"output directory '{final}' exists and is not a dycl artifact")
+            raise OutputError(f"output directory '{final}' exists and is not a dycl artifact")
         # Built beside it and renamed at the end: an interrupted or failed compile
         # leaves `final` as it was (absent, or the previous artifact whole).
         final.parent.mkdir(parents=True, exist_ok=True)
@@ -344,9 +345,9 @@ def save_fallback_model(model: nn.Module, regions: list[Any], out_dir: Path) -> 
 
 def build_options(target: Target, tune_trials: int = 0, tuning_dir: str | Path | None = None) -> BuildOptions:
     if tune_trials < 0:
-        raise ValueError("tune_trials must be >= 0")
+        raise UsageError("tune_trials must be >= 0")
     if tune_trials and target.kind != "llvm":
-        raise ValueError("tuning measures kernels on this machine's CPU: --tune-trials needs --target llvm")
+        raise UsageError("tuning measures kernels on this machine's CPU: --tune-trials needs --target llvm")
     return BuildOptions(tune_trials, str(tuning_dir) if tuning_dir is not None else None)
 
 

@@ -67,6 +67,24 @@ class BackendError(DyclError):
     """A sub-DNN could not be built by the requested backend."""
 
 
+class UsageError(DyclError, ValueError):
+    """A bad argument to the API or a command: an unknown name, an out-of-range number."""
+
+
+def unknown(kind: str, name: str, choices: list[str], where: str = "") -> UsageError:
+    """`unknown backend 'tmv' (available: ...); did you mean 'tvm'?`"""
+    import difflib
+
+    close = difflib.get_close_matches(name, choices, n=1)
+    hint = f"; did you mean '{close[0]}'?" if close else ""
+    listed = f" (available: {', '.join(choices)})" if len(choices) <= 12 else ""
+    return UsageError(f"unknown {kind} '{name}'{where}{listed}{hint}")
+
+
+class OutputError(DyclError, FileExistsError):
+    """An output path dycl must not write to (a file, a foreign directory, unwritable)."""
+
+
 class FallbackWarning(UserWarning):
     """Parts of a model run as Python in the host (fallback regions); said once per compile."""
 
@@ -76,28 +94,46 @@ class InputError(DyclError, ValueError):
 
 
 def report_and_exit(e: BaseException, prog: str) -> NoReturn:
-    """Print a diagnostic for `e` (no traceback) and exit non-zero."""
+    """Print a diagnostic for `e` and exit 1; only internal errors print a traceback."""
     if isinstance(e, SystemExit):
         raise e
     if isinstance(e, KeyboardInterrupt):
         sys.exit(130)
-    print(format_exception(e), file=sys.stderr)
+    text = format_exception(e, prog)
+    if text is None:  # not something a user can cause: a bug, said as one
+        import traceback
+
+        traceback.print_exception(e)
+        text = (f"{prog}: internal error: {type(e).__name__}: {e}\n"
+                f"  note: this is a bug in dycl; please report it with the traceback above")
+    print(text, file=sys.stderr)
     sys.exit(1)
 
 
-def format_exception(e: BaseException) -> str:
-    """One diagnostic for any error: `file:line:col: error: message`."""
+def format_exception(e: BaseException, prog: str = "dycl") -> str | None:
+    """One diagnostic for an error a user can cause (`file:line:col: error: message`), else None."""
     if isinstance(e, DyclError):
-        return e.format()
+        return e.format() if e.loc else f"{prog}: {e.format()}"
     message = str(e).rstrip() or type(e).__name__
     op = getattr(e, "dycl_op", None)
     if isinstance(op, Operation):
         loc = loc_of(op)
-        where = f"{loc}: " if loc else ""
+        where = f"{loc}: " if loc else f"{prog}: "
         return f"{where}error: '{op.name}' {message}" if not message.startswith("'") else f"{where}error: {message}"
-    if type(e).__name__ == "ParseError":  # already `file:line:col` plus the source line
+    name = type(e).__name__
+    if name == "ParseError":  # already `file:line:col` plus the source line
         return message
-    return f"error: {type(e).__name__}: {message}"
+    if name in ("VerifyException", "DiagnosticException", "PassFailedException"):
+        return f"{prog}: error: {message}"
+    if isinstance(e, SyntaxError):
+        where = f"{e.filename}:{e.lineno}:{e.offset or 1}: " if e.filename and e.lineno else f"{prog}: "
+        line = f"\n  {e.text.rstrip()}\n  {' ' * ((e.offset or 1) - 1)}^" if e.text else ""
+        return f"{where}error: {e.msg}{line}"
+    if isinstance(e, UnicodeDecodeError):
+        return f"{prog}: error: the input is not UTF-8 text (byte 0x{e.object[e.start]:02x} at offset {e.start})"
+    if isinstance(e, OSError) and e.strerror:
+        return f"{prog}: error: {e.strerror}: '{e.filename}'" if e.filename else f"{prog}: error: {e.strerror}"
+    return None
 
 
 @contextmanager
@@ -115,8 +151,20 @@ def capture_failing_ops() -> Iterator[None]:
             setattr(underlying_error, "dycl_op", ir)
         return original(self, ir, underlying_error)  # type: ignore[arg-type]
 
+    original_verify = Operation.verify
+
+    def verify_with_op(self: Operation, verify_nested_ops: bool = True) -> None:
+        try:
+            original_verify(self, verify_nested_ops)
+        except Exception as e:  # the innermost op that failed is the one to point at
+            if not hasattr(e, "dycl_op"):
+                setattr(e, "dycl_op", self)
+            raise
+
     Diagnostic.raise_exception = raise_with_op  # type: ignore[method-assign]
+    Operation.verify = verify_with_op  # type: ignore[method-assign]
     try:
         yield
     finally:
         Diagnostic.raise_exception = original  # type: ignore[method-assign]
+        Operation.verify = original_verify  # type: ignore[method-assign]

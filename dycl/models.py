@@ -3,7 +3,9 @@
 Passes that need weights or submodules (shape inference, backends) look up the
 module's `dycl.model` attribute: either a key of a model registered in this
 process by `dycl.compile`, or a `path/to/file.py:factory` spec that is imported
-and called (that is what `dycl import` records, so `dycl-opt` can rerun passes).
+and called (that is what `dycl import` records, so `dycl-opt --model SPEC` can rerun
+passes). A spec read from IR is imported only when the user named it too: opening
+someone's `.mlir` file must not run their Python.
 """
 
 from __future__ import annotations
@@ -22,6 +24,14 @@ from dycl.diagnostics import DyclError
 MODEL_ATTR = "dycl.model"
 _LIVE: dict[str, nn.Module] = {}
 _LOADED: dict[str, Any] = {}
+
+
+_TRUSTED: set[str] = set()
+
+
+def trust_model_spec(spec: str) -> None:
+    """Allow passes to import `spec` (given by the user on a command line, not read from IR)."""
+    _TRUSTED.add(spec)
 
 
 def register_live(model: nn.Module) -> str:
@@ -78,4 +88,8 @@ def model_of(module: ModuleOp, override: str | None = None) -> nn.Module:
                 "pass option, e.g. shape-inference{model=\"examples/branchy.py:make_model\"}"
             )
         key = attr.data
+        if key not in _LIVE and key not in _TRUSTED:
+            raise DyclError(
+                f"the IR names its model in '{MODEL_ATTR}' ({key}), but Python files named inside IR are not "
+                f"imported: give it on the command line, e.g. dycl-opt --model {key}")
     return model_from_spec(key)

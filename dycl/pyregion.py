@@ -12,6 +12,7 @@ import importlib
 import sys
 from collections.abc import Callable
 from typing import Any
+from dycl.diagnostics import DyclError
 
 class _Unbound:
     """What a fallback region returns for a name it left unbound (read later: an error)."""
@@ -92,7 +93,7 @@ def load_model(path: str, manifest: dict[str, Any]) -> Any:
 
     info = manifest.get("fallback_model") or {}
     if not info.get("file"):
-        raise RuntimeError("dycl: this artifact runs parts of the model as Python but holds no saved model"
+        raise DyclError("this artifact runs parts of the model as Python but holds no saved model"
                            + (f" ({info['error']})" if info.get("error") else ""))
     for src in info.get("sources", []):
         name = src["module"]
@@ -100,7 +101,7 @@ def load_model(path: str, manifest: dict[str, Any]) -> Any:
             continue
         spec = importlib.util.spec_from_file_location(name, os.path.join(path, src["file"]))
         if spec is None or spec.loader is None:
-            raise RuntimeError(f"dycl: cannot load the model source {src['file']}")
+            raise DyclError(f"cannot load the model source {src['file']}")
         module = importlib.util.module_from_spec(spec)
         sys.modules[name] = module
         spec.loader.exec_module(module)

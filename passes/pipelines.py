@@ -8,6 +8,7 @@ from typing import ClassVar
 from xdsl.context import Context
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.passes import ModulePass
+from dycl.diagnostics import unknown
 
 # The one place the pipelines are defined.
 PIPELINES: dict[str, tuple[str, ...]] = {
@@ -37,11 +38,7 @@ def pipeline_passes(name: str) -> list[ModulePass]:
     from dycl.registry import PASSES
 
     if name not in PIPELINES:
-        import difflib
-
-        close = difflib.get_close_matches(name, list(PIPELINES), n=1)
-        hint = f"; did you mean '{close[0]}'?" if close else ""
-        raise ValueError(f"unknown pipeline '{name}' (available: {', '.join(sorted(PIPELINES))}){hint}")
+        raise unknown("pipeline", name, sorted(PIPELINES))
     return [PASSES[p]()() for p in PIPELINES[name]]
 
 

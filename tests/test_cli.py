@@ -20,7 +20,7 @@ def test_import_then_dycl_opt_reproduces_compile(tmp_path):
     assert r.returncode == 0, r.stderr
     text = (tmp_path / "b.mlir").read_text()
     assert 'dycl.model = "examples/branchy.py:make_model"' in text and "dycl.if" in text
-    opt = run("dycl-opt", str(tmp_path / "b.mlir"), "-p", "dycl-default")
+    opt = run("dycl-opt", str(tmp_path / "b.mlir"), "-p", "dycl-default", "--model", "examples/branchy.py:make_model")
     assert opt.returncode == 0, opt.stderr
     c = run("dycl", "compile", "examples/branchy.py:make_model", "--input", "1x16xf32", "-o", str(tmp_path / "out"),
             "--backend", "tvm")  # a fixed backend: no assign-backends attributes in module.mlir
@@ -68,7 +68,7 @@ def test_dycl_opt_pass_error_is_located(tmp_path):
         '    %h = dycl.call_module "pre"(%x) : (tensor<1x3xf32>) -> !dycl.any\n'
         "    func.return %h : !dycl.any\n  }\n}\n"
     )
-    r = run("dycl-opt", str(f), "-p", "shape-inference")
+    r = run("dycl-opt", str(f), "-p", "shape-inference", "--model", "examples/branchy.py:make_model")
     assert r.returncode == 1
     assert f"{f}:3:5: error: shape inference failed" in r.stderr
     assert "Traceback" not in r.stderr

@@ -2,14 +2,22 @@
 
 from __future__ import annotations
 
+import argparse
+import dataclasses
+import io
 import sys
 from typing import IO
+
+from xdsl.utils.exceptions import ParseError
 
 from xdsl.xdsl_opt_main import xDSLOptMain
 
 from dycl.diagnostics import capture_failing_ops, report_and_exit
+from dycl.models import trust_model_spec
 from dycl.parsing import LocatingParser
+from dycl.pass_specs import check_pipeline
 from dycl.registry import DIALECTS, PASSES
+from dycl.verify_diagnostics import run_chunk
 
 
 class DyclOptMain(xDSLOptMain):
@@ -35,6 +43,55 @@ class DyclOptMain(xDSLOptMain):
             return parser.parse_module(not self.args.no_implicit_module)
 
         self.available_frontends["mlir"] = parse_mlir
+
+    def register_all_arguments(self, arg_parser: argparse.ArgumentParser) -> None:
+        super().register_all_arguments(arg_parser)
+        arg_parser.add_argument(
+            "--model", metavar="FILE.py:FACTORY", action="append", default=[],
+            help="the model passes may import for weights (dycl-opt never imports a file that is only named "
+                 "in the IR's dycl.model attribute)")
+
+    def setup_pipeline(self) -> None:
+        for spec in self.args.model:
+            trust_model_spec(spec)
+        if self.args.passes:
+            check_pipeline(self.args.passes, self.available_passes)
+        super().setup_pipeline()
+
+    def run(self) -> None:
+        if not self.args.verify_diagnostics:
+            return super().run()
+        # MLIR's form: expectations written in the input are matched, and required.
+        chunks, file_extension = self.prepare_input()
+        output = self.prepare_output()
+        problems: list[str] = []
+        file = self.get_input_name()
+        for i, (chunk, offset) in enumerate(chunks):
+            data = chunk.read()
+            text = data.decode() if isinstance(data, bytes) else data
+
+            def process(data=data, offset=offset):
+                try:
+                    module = self.parse_chunk(io.BytesIO(data if isinstance(data, bytes) else data.encode()),
+                                              file_extension, offset)
+                except ParseError as e:
+                    e.span = dataclasses.replace(e.span, line_offset=offset)
+                    raise
+                if module is not None:
+                    self.apply_passes(module)
+                return module
+
+            module, chunk_problems = run_chunk(text, offset + 1, file, process)
+            problems += chunk_problems
+            if module is not None:
+                if i > 0:
+                    output.write("// -----\n")
+                output.write(self.output_resulting_program(module))
+        if output is not sys.stdout:
+            output.close()
+        if problems:
+            print("\n".join(problems), file=sys.stderr)
+            sys.exit(1)
 
     _chunk_offset = 0
 

@@ -10,6 +10,7 @@ from typing import Any
 
 import torch
 from torch import fx
+from dycl.diagnostics import UsageError, unknown
 
 # A loaded sub-DNN: takes backend-native or torch tensors, returns a list of outputs.
 SubgraphFn = Callable[..., list[Any]]
@@ -26,7 +27,7 @@ class Target:
     def parse(spec: str, arch: str | None = None) -> Target:
         kind = spec.split()[0] if spec else "llvm"
         if kind not in ("llvm", "cuda"):
-            raise ValueError(f"unknown target '{spec}' (expected llvm or cuda)")
+            raise UsageError(f"unknown target '{spec}' (expected llvm or cuda)")
         if kind == "cuda" and arch is None:
             arch = "sm_90"
         return Target(kind, arch)
@@ -85,12 +86,7 @@ def register_backend(name: str, factory: Callable[[], Backend]) -> None:
 def get_backend(name: str, options: BuildOptions | None = None) -> Backend:
     _load_builtin()
     if name not in _REGISTRY:
-        import difflib
-
-        choices = sorted(_REGISTRY) + ["auto", "fastest"]
-        close = difflib.get_close_matches(name, choices, n=1)
-        hint = f"; did you mean '{close[0]}'?" if close else ""
-        raise ValueError(f"unknown backend '{name}' (available: {', '.join(choices)}){hint}")
+        raise unknown("backend", name, sorted(_REGISTRY) + ["auto", "fastest"])
     backend = _REGISTRY[name]()
     if options is not None:
         backend.options = options

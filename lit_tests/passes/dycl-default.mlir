@@ -1,9 +1,12 @@
 // The pipeline's shape-inference finds the model through the module's
-// dycl.model attribute; sed fills in the examples directory.
-// RUN: sed 's|@EXAMPLES@|%examples|' %s | dycl-opt -p dycl-default | filecheck %s
-// RUN: sed 's|@EXAMPLES@|%examples|' %s | dycl-opt -p dycl-no-hoist | filecheck %s --check-prefix=NOHOIST
-// RUN: not dycl-opt %s -p dycl-default 2>&1 | filecheck %s --check-prefix=NOFILE
+// dycl.model attribute, imported only when --model names it too (opening an
+// .mlir file must not run Python it names); sed fills in the examples directory.
+// RUN: sed 's|@EXAMPLES@|%examples|' %s | dycl-opt -p dycl-default --model %examples/branchy.py:make_model | filecheck %s
+// RUN: sed 's|@EXAMPLES@|%examples|' %s | dycl-opt -p dycl-no-hoist --model %examples/branchy.py:make_model | filecheck %s --check-prefix=NOHOIST
+// RUN: sed 's|@EXAMPLES@|%examples|' %s | not dycl-opt -p dycl-default 2>&1 | filecheck %s --check-prefix=UNTRUSTED
+// RUN: not dycl-opt %s -p dycl-default --model @EXAMPLES@/branchy.py:make_model 2>&1 | filecheck %s --check-prefix=NOFILE
 
+// UNTRUSTED: dycl-opt: error: the IR names its model in 'dycl.model' ({{.*}}/branchy.py:make_model), but Python files named inside IR are not imported: give it on the command line, e.g. dycl-opt --model {{.*}}/branchy.py:make_model
 // NOFILE: error: model file '@EXAMPLES@/branchy.py' does not exist
 
 // @forward is the frontend's IR for examples/branchy.py: the host keeps the
