@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import warnings
@@ -47,6 +48,7 @@ def _build_relax(spec: SubgraphSpec, target: Target, options: BuildOptions):
         mod = from_exported_program(ep)
     except Exception as e:
         raise BackendError(f"TVM cannot import sub-DNN {spec.name}: {str(e).splitlines()[0]}") from None
+    mod = keep_nan(mod)
     tgt = tvm_target(target)
     if options.tune_trials > 0:
         from dycl.backends.tuning import tune_and_compile
@@ -64,6 +66,96 @@ def _build_relax(spec: SubgraphSpec, target: Target, options: BuildOptions):
     if target.kind == "cuda" and not cuda_sources(ex):
         raise BackendError(f"sub-DNN {spec.name}: the CUDA build produced no CUDA module")
     return ex
+
+
+def keep_nan(mod):
+    """Rewrite the Relax ops whose TVM kernels drop NaN so that they propagate NaN
+    and inf as eager torch does.
+
+    TIR `max(a, b)`/`min(a, b)` lower to `select(a > b, a, b)` (LLVM: `fcmp ogt` +
+    select; CUDA: fmaxf), which returns `b` whenever either side is NaN: relu and
+    clip (`max(x, 0)`) turn NaN into 0, and max/min reductions and max-pooling drop
+    a NaN unless it comes last. Those reductions also start from the lowest finite
+    value, not -inf, so a window of -inf gives -FLT_MAX. argmax/argmin compare with
+    `>`/`<` and never pick the NaN that torch picks. No fast-math is involved: the
+    LLVM target has no fast-math flags by default. Built from standard Relax ops, so
+    the fix survives fusion, dlight scheduling (CUDA) and tuning.
+    """
+    from tvm import relax
+
+    rewriter = _keep_nan_mutator()(mod)
+    for gv, func in list(mod.functions_items()):
+        if isinstance(func, relax.Function):
+            mod[gv] = rewriter.visit_expr(func)
+    return relax.transform.Normalize()(mod)
+
+
+@functools.cache
+def _keep_nan_mutator():  # a class made on first use: it needs TVM
+    from tvm import ir, relax
+    from tvm.relax import op as R
+
+    def floating(e) -> bool:
+        ty = getattr(e, "ty", None)
+        return isinstance(ty, relax.TensorType) and ty.dtype in ("float16", "bfloat16", "float32", "float64")
+
+    @relax.expr_functor.mutator
+    class KeepNaN(relax.PyExprMutator):
+        def visit_call_(self, call):
+            call = self.visit_expr_post_order(call)
+            if not isinstance(call.op, ir.Op) or not call.args or not floating(call.args[0]):
+                return call
+            name, x = call.op.name, call.args[0]
+            if name in ("relax.nn.relu", "relax.clip"):
+                return R.where(R.isnan(x), x, call)
+            if name in ("relax.maximum", "relax.minimum") and floating(call.args[1]):
+                y = call.args[1]
+                either = self.builder_.emit(R.logical_or(R.isnan(x), R.isnan(y)))
+                return R.where(either, self.builder_.emit(R.add(x, y)), call)  # a NaN sum
+            if name in ("relax.max", "relax.min"):
+                return self._extremum(call, x, name == "relax.max", lambda v: R.sum(v, call.attrs.axis, call.attrs.keepdims))
+            if name in ("relax.nn.max_pool1d", "relax.nn.max_pool2d", "relax.nn.max_pool3d"):
+                a = call.attrs
+                avg = getattr(R.nn, name.replace("relax.nn.max_", "avg_"))
+                return self._extremum(call, x, True, lambda v: avg(
+                    v, a.pool_size, a.strides, a.padding, a.dilation, a.ceil_mode, False, a.layout, a.out_layout))
+            if name in ("relax.argmax", "relax.argmin"):
+                return self._arg_extremum(call, x, call.attrs.axis, call.attrs.keepdims, name == "relax.argmax")
+            if name == "relax.topk" and int(call.attrs.k) == 1 and bool(call.attrs.largest) and call.attrs.ret_type == "both":
+                # max(dim) imports as topk(k=1): torch ranks NaN above everything.
+                axis = int(call.attrs.axis)
+                values = self.builder_.emit(self._extremum(R.max(x, axis, True), x, True, lambda v: R.sum(v, axis, True)))
+                index = self.builder_.emit(self._arg_extremum(R.argmax(x, axis, True), x, axis, True, True))
+                return relax.Tuple([values, R.astype(index, call.attrs.dtype)])
+            return call
+
+        def _extremum(self, call, x, is_max: bool, reduce):
+            """The reduction `call` (max or min over windows), with torch's NaN and
+            all-inf results. `reduce` sums a tensor like x over the same windows."""
+            dtype = x.ty.dtype
+            inf = relax.const(float("inf") if is_max else float("-inf"), dtype)
+            # Per window: NaN if it holds a NaN, else how many entries are not -inf
+            # (not +inf for min); padding counts as -inf, as in torch's max-pool.
+            count = R.where(R.equal(x, R.negative(inf)), relax.const(0, dtype), relax.const(1, dtype))
+            t = self.builder_.emit(reduce(self.builder_.emit(R.where(R.isnan(x), x, count))))
+            r = self.builder_.emit(call)
+            return R.where(R.isnan(t), t, R.where(R.equal(t, relax.const(0, dtype)), R.negative(inf), r))
+
+        def _arg_extremum(self, call, x, axis, keepdims, is_max: bool):
+            """argmax/argmin that, like torch, point at the first NaN if there is one,
+            and at 0 when all are -inf (+inf for argmin), where TVM's finite start
+            value is never beaten."""
+            def i32(v):
+                return relax.const(v, "int32")
+
+            inf = relax.const(float("-inf") if is_max else float("inf"), x.ty.dtype)
+            # 2: NaN, 0: the value that cannot win, 1: any other.
+            key = self.builder_.emit(R.where(R.isnan(x), i32(2), R.where(R.equal(x, inf), i32(0), i32(1))))
+            ordinary = self.builder_.emit(R.equal(R.max(key, axis, keepdims), i32(1)))
+            first = self.builder_.emit(R.argmax(key, axis, keepdims))
+            return R.where(ordinary, self.builder_.emit(call), first)
+
+    return KeepNaN
 
 
 def cuda_pipeline_without_reduction_rule(tgt):
