@@ -75,10 +75,11 @@ from xdsl.traits import (
     MemoryEffect,
     IsTerminator,
     Pure,
-    SymbolTable,
     SymbolUserOpInterface,
 )
 from xdsl.utils.exceptions import VerifyException
+
+from dycl.symbols import lookup_symbol
 
 # --------------------------------------------------------------------------- types
 
@@ -1272,7 +1273,7 @@ BACKEND_ATTR = "dycl.backend"
 class _CallSubgraphSymbolUser(SymbolUserOpInterface):
     def verify(self, op: Operation) -> None:
         assert isinstance(op, CallSubgraphOp)
-        callee = SymbolTable.lookup_symbol(op, op.callee)
+        callee = lookup_symbol(op, op.callee)  # indexed: a scan per call is quadratic
         if not isinstance(callee, FuncOp):
             raise VerifyException(
                 f"'dycl.call_subgraph' callee {op.callee} is not a func.func in scope"

@@ -17,9 +17,9 @@ from xdsl.pattern_rewriter import (
     op_type_rewrite_pattern,
 )
 from xdsl.rewriter import InsertPoint
-from xdsl.traits import SymbolTable
 
 from dycl.diagnostics import PassError
+from dycl.symbols import lookup_symbol
 from dycl.dialects import dycl as d
 
 # Ops whose verifier wants operand types to equal a signature exactly: a value
@@ -32,7 +32,7 @@ def _callee_name(call: func.CallOp) -> str:
 
 
 def _lookup(call: func.CallOp) -> func.FuncOp | None:
-    callee = SymbolTable.lookup_symbol(call, call.callee)
+    callee = lookup_symbol(call, call.callee)
     return callee if isinstance(callee, func.FuncOp) else None
 
 
@@ -44,18 +44,48 @@ def recursive_functions(module: ModuleOp) -> set[func.FuncOp]:
         f: {c for call in f.walk() if isinstance(call, func.CallOp) and (c := _lookup(call)) is not None}
         for f in funcs
     }
+    # On a call-graph cycle = in a strongly connected component with an edge
+    # inside it (Tarjan's algorithm, iterative; a DFS per function was quadratic).
     recursive: set[func.FuncOp] = set()
-    for f in funcs:
-        seen: set[func.FuncOp] = set()
-        stack = list(edges[f])
-        while stack:
-            g = stack.pop()
-            if g is f:
-                recursive.add(f)
-                break
-            if g not in seen:
-                seen.add(g)
-                stack.extend(edges.get(g, ()))
+    index: dict[func.FuncOp, int] = {}
+    low: dict[func.FuncOp, int] = {}
+    on_stack: set[func.FuncOp] = set()
+    stack: list[func.FuncOp] = []
+    for root in funcs:
+        if root in index:
+            continue
+        index[root] = low[root] = len(index)
+        stack.append(root)
+        on_stack.add(root)
+        work = [(root, iter(edges[root]))]
+        while work:
+            f, it = work[-1]
+            g = next(it, None)
+            if g is not None:
+                if g not in edges:
+                    continue  # not a function of this module's walk
+                if g not in index:
+                    index[g] = low[g] = len(index)
+                    stack.append(g)
+                    on_stack.add(g)
+                    work.append((g, iter(edges[g])))
+                elif g in on_stack:
+                    low[f] = min(low[f], index[g])
+                continue
+            work.pop()
+            if work:
+                parent = work[-1][0]
+                low[parent] = min(low[parent], low[f])
+            if low[f] == index[f]:
+                component = []
+                while True:
+                    g = stack.pop()
+                    on_stack.discard(g)
+                    component.append(g)
+                    if g is f:
+                        break
+                if len(component) > 1 or f in edges[f]:
+                    recursive.update(component)
     return recursive
 
 
@@ -297,14 +327,24 @@ class InlineCallsPass(ModulePass):
         candidates = {f for f in pattern.inlined if f.parent is top_level and is_removable(f)}
         refs: dict[Operation, set[str]] = {top: _referenced_symbols(top) for top in top_level.ops}
         refs[op] = {n for a in (*op.properties.values(), *op.attributes.values()) for n in _symbol_refs(a)}
-        dead = True
-        while dead:
-            dead = False
-            for f in list(candidates):
-                name = f.sym_name.data
-                if not any(name in used for top, used in refs.items() if top is not f):
-                    candidates.remove(f)
-                    del refs[f]
-                    f.detach()
-                    f.erase()
-                    dead = True
+        # Reference counts and a worklist: rescanning every function per removal was cubic.
+        own = {top: top.sym_name.data if isinstance(top, func.FuncOp) else None for top in refs}
+        users: dict[str, int] = {}
+        for top, used in refs.items():
+            for name in used:
+                if name != own[top]:
+                    users[name] = users.get(name, 0) + 1
+        by_name = {f.sym_name.data: f for f in candidates}
+        work = [f for f in candidates if not users.get(f.sym_name.data)]
+        while work:
+            f = work.pop()
+            name = f.sym_name.data
+            if by_name.pop(name, None) is None:
+                continue
+            for used in refs.pop(f):
+                if used != name:
+                    users[used] -= 1
+                    if not users[used] and used in by_name:
+                        work.append(by_name[used])
+            f.detach()
+            f.erase()

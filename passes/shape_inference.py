@@ -31,6 +31,7 @@ from xdsl.passes import ModulePass
 from xdsl.rewriter import Rewriter
 
 from dycl.diagnostics import PassError
+from dycl.symbols import lookup_symbol
 from dycl.dialects import dycl as d
 from dycl.frontend.values import resolve_qualname
 from dycl.models import model_of
@@ -201,7 +202,7 @@ class _Inferrer:
             case d.PyRegionOp():
                 self.set_results(op, run_region(self, op))
             case d.CallSubgraphOp():
-                callee = self.module.lookup_symbol(op.callee)  # type: ignore[attr-defined]
+                callee = lookup_symbol(self.module, op.callee)
                 sub = _Inferrer(self.module, self.model)
                 sub.mode = self.mode
                 assert isinstance(callee, func.FuncOp)

@@ -39,6 +39,7 @@ from xdsl.ir import Attribute, Block, BlockArgument, Operation, Region, SSAValue
 from dycl.diagnostics import FrontendError, SourceLoc
 from dycl.dialects import dycl as d
 from dycl.frontend.restructure import lift_loop_returns, restructure
+from dycl.nesting import allow_depth
 from dycl.frontend.inplace import bound_values, maybe_tensor, possible_roots, rebind
 from dycl.frontend.loops import LoopLowering, NeedsStatic, OverBudget, RuntimeRange, UnsafeJoin, _Continuation, _Injected, _snapshot
 from dycl.frontend.regions import RegionLowering, RegionRecord, Widen, has_loose_exit, has_return
@@ -211,6 +212,7 @@ class Lowerer(LoopLowering, RegionLowering):
         self.block: Block = Block()
         self.fn: _Function | None = None
         self.loop_depth = 0
+        self._if_depth = 0
         self._inline_stack: list[str] = []
         self._caller_scopes: list[_Scope] = []
         self._joins: dict[SSAValue, list[SSAValue]] = {}  # dycl.if result -> what each path yields
@@ -605,15 +607,20 @@ class Lowerer(LoopLowering, RegionLowering):
     ) -> list[SSAValue]:
         """Emit a `dycl.if` whose branches run the statements and merge names after."""
         branches: list[tuple[Block, _Scope]] = []
-        for body, fn in ((then_body, then_fn), (else_body, else_fn)):
-            sub = _Scope(env=copy_env(scope.env))
-            block = Block()
-            with self._in_block(block):
-                if fn is not None:
-                    fn(sub)
-                else:
-                    self._lower_body(body, sub)
-            branches.append((block, sub))
+        self._if_depth += 1
+        allow_depth(self._if_depth + 1)  # passes recurse per level; raise Python's limit to match
+        try:
+            for body, fn in ((then_body, then_fn), (else_body, else_fn)):
+                sub = _Scope(env=copy_env(scope.env))
+                block = Block()
+                with self._in_block(block):
+                    if fn is not None:
+                        fn(sub)
+                    else:
+                        self._lower_body(body, sub)
+                branches.append((block, sub))
+        finally:
+            self._if_depth -= 1
         live = [(b, sc) for b, sc in branches if not sc.terminated]
         names = sorted(
             n
