@@ -32,7 +32,7 @@ from dycl.models import register_live
 from dycl.parallel_build import BuildJob, build_subgraphs
 from dycl.printing import module_text
 from dycl.types import tensor_type_of
-from dycl.diagnostics import OutputError, UsageError
+from dycl.diagnostics import InputError, OutputError, UsageError
 
 MANIFEST_VERSION = 1
 CHOICE_ATTR = "dycl.backend_choice"  # set by assign-backends{policy=auto}
@@ -213,6 +213,8 @@ def compile(
     from dycl.passes.pipelines import pipeline_passes
 
     pipeline_passes(pipeline)  # likewise
+    _check_dump_ir_after(dump_ir_after, pipeline)
+    eager_error = _eager_error(model, inputs)
     final: Path | None = None
     if out_dir is None:
         out = Path(tempfile.mkdtemp(prefix="dycl-"))
@@ -226,8 +228,11 @@ def compile(
             raise OutputError(f"output directory '{final}' exists and is not a dycl artifact")
         # Built beside it and renamed at the end: an interrupted or failed compile
         # leaves `final` as it was (absent, or the previous artifact whole).
-        final.parent.mkdir(parents=True, exist_ok=True)
-        out = Path(tempfile.mkdtemp(prefix=f".{final.name}.partial-", dir=final.parent))
+        try:
+            final.parent.mkdir(parents=True, exist_ok=True)
+            out = Path(tempfile.mkdtemp(prefix=f".{final.name}.partial-", dir=final.parent))
+        except OSError as e:
+            raise OutputError(f"cannot write the artifact '{final}': {e.strerror or e}") from None
     tiers = FALLBACK_TIERS if fallback == "python" else ("none",)
     attempts: list[str] = []
     for k, tier in enumerate(tiers):
@@ -244,12 +249,16 @@ def compile(
         except BaseException as e:
             shutil.rmtree(out, ignore_errors=True)
             if k == len(tiers) - 1 or not isinstance(e, Exception) or _is_input_error(e):
+                if eager_error is not None and isinstance(e, Exception) and not isinstance(e, (FrontendError, InputError)):
+                    raise eager_error from e  # eager's reason is the one to show
                 raise
             out.mkdir()
             # Compile more of the model as Python (never a wrong answer, only slower).
             message = e.format().splitlines()[0] if isinstance(e, DyclError) else f"{type(e).__name__}: {e}"
             attempts.append(f"{tier}: {message}")
     report.fallback_attempts = attempts
+    if eager_error is not None:
+        _check_raises_too(out, module, report, model, inputs, eager_error)
     if final is not None:
         _replace_dir(out, final)
         out = final
@@ -272,6 +281,50 @@ def _replace_dir(new: Path, final: Path) -> None:
         shutil.rmtree(old, ignore_errors=True)
     else:
         new.rename(final)
+
+
+def _check_dump_ir_after(name: str | None, pipeline: str) -> None:
+    from dycl.diagnostics import unknown
+    from dycl.passes.pipelines import PIPELINES
+
+    stages = ["all", "frontend", *dict.fromkeys(PIPELINES[pipeline])]
+    if name is not None and name not in stages:
+        raise unknown("pass", name, stages, f" for dump_ir_after (pipeline {pipeline})")
+
+
+def _eager_error(model: nn.Module, inputs: list[Any]) -> InputError | None:
+    """Eager's verdict on the example inputs: what eager raises on them (a dtype the
+    weights do not take, the model's own `raise`), as the diagnostic to give should the
+    compiled model not raise too."""
+    from dycl.diagnostics import user_code_error
+    from dycl.region_typing import protected
+
+    if any(isinstance(x, torch.Tensor) and x.is_meta for x in inputs):
+        return None  # refused with its own diagnostic by the input checks
+    try:
+        with protected(model, getattr(sys.modules.get(type(model).__module__), "__dict__", None)), torch.no_grad():
+            model(*inputs)
+    except Exception as e:
+        err = user_code_error(e, "the model, run eagerly on the example inputs,")
+        return InputError(err.message, err.loc, "eager PyTorch rejects these inputs, so dycl does too")
+    return None
+
+
+def _check_raises_too(out: Path, module: Any, report: CompileReport, model: nn.Module, inputs: list[Any],
+                      eager_error: InputError) -> None:
+    """A model that raises on its example inputs compiles only if the compiled model
+    raises on them too (a data-dependent `raise` is part of its meaning); one that
+    runs where eager raised would be a silently different program."""
+    from dycl.region_typing import protected
+    from dycl.runtime import CompiledModel
+
+    try:
+        with protected(model, getattr(sys.modules.get(type(model).__module__), "__dict__", None)):
+            CompiledModel(out, module=module, report=report, model=model)(*inputs)
+    except Exception:
+        return
+    shutil.rmtree(out, ignore_errors=True)
+    raise eager_error
 
 
 def _is_input_error(e: BaseException) -> bool:

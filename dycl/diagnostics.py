@@ -93,6 +93,21 @@ class InputError(DyclError, ValueError):
     """A compiled model was called with inputs that do not match its signature."""
 
 
+def user_code_error(e: BaseException, what: str) -> DyclError:
+    """`e`, raised by the user's own Python, as a diagnostic at the innermost frame of their code."""
+    import os
+    import traceback
+
+    import torch
+
+    library = (os.path.dirname(torch.__file__) + os.sep, os.path.dirname(__file__) + os.sep)
+    frames = [f for f in traceback.extract_tb(e.__traceback__)
+              if not f.filename.startswith(library) and not f.filename.startswith("<")]
+    loc = SourceLoc(frames[-1].filename, frames[-1].lineno or 0, (frames[-1].colno or 0) + 1) if frames else None
+    message = str(e).splitlines()[0] if str(e) else ""
+    return DyclError(f"{what} raised {type(e).__name__}" + (f": {message}" if message else ""), loc)
+
+
 def report_and_exit(e: BaseException, prog: str) -> NoReturn:
     """Print a diagnostic for `e` and exit 1; only internal errors print a traceback."""
     if isinstance(e, SystemExit):

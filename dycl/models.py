@@ -19,7 +19,7 @@ from typing import Any
 from torch import nn
 from xdsl.dialects.builtin import ModuleOp, StringAttr
 
-from dycl.diagnostics import DyclError
+from dycl.diagnostics import DyclError, user_code_error
 
 MODEL_ATTR = "dycl.model"
 _LIVE: dict[str, nn.Module] = {}
@@ -58,7 +58,13 @@ def load_spec(spec: str) -> Any:
         assert module_spec is not None and module_spec.loader is not None
         module = importlib.util.module_from_spec(module_spec)
         sys.modules[mod_name] = module
-        module_spec.loader.exec_module(module)
+        try:
+            module_spec.loader.exec_module(module)
+        except SyntaxError:
+            raise  # reported with its own location
+        except Exception as e:
+            del sys.modules[mod_name]
+            raise user_code_error(e, f"importing '{where}'") from e
     else:
         module = importlib.import_module(where)
     if not hasattr(module, name):
@@ -71,7 +77,10 @@ def model_from_spec(spec: str) -> nn.Module:
     if spec in _LIVE:
         return _LIVE[spec]
     factory = load_spec(spec)
-    model = factory() if not isinstance(factory, nn.Module) else factory
+    try:
+        model = factory() if not isinstance(factory, nn.Module) else factory
+    except Exception as e:
+        raise user_code_error(e, f"'{spec}'") from e
     if not isinstance(model, nn.Module):
         raise DyclError(f"'{spec}' did not produce an nn.Module")
     _LIVE[spec] = model

@@ -42,7 +42,12 @@ def test_a_killed_compile_leaves_the_previous_artifact_whole(tmp_path):
     before = {p.name: p.read_bytes() for p in out.iterdir() if p.is_file()}
     proc = subprocess.Popen(_compile_cli(out, "--backend", "onnxruntime"), cwd=ROOT,
                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    time.sleep(4)  # past the frontend, into the builds
+    # Killed once it has begun writing the new artifact beside the old one.
+    deadline = time.monotonic() + 120
+    while not any(any(d.iterdir()) for d in tmp_path.glob(".art.partial-*")):
+        assert proc.poll() is None, "the compile finished before it could be killed"
+        assert time.monotonic() < deadline
+        time.sleep(0.002)
     proc.send_signal(signal.SIGKILL)
     proc.wait()
     after = {p.name: p.read_bytes() for p in out.iterdir() if p.is_file()}
