@@ -13,6 +13,7 @@ import json
 import os
 import shutil
 import sys
+import tempfile
 from importlib.metadata import version
 from pathlib import Path
 
@@ -53,11 +54,19 @@ def _versions() -> str:
 
 
 def cache_dir() -> Path | None:
-    """`$DYCL_CACHE_DIR`, else ~/.cache/dycl; `DYCL_CACHE_DIR=off` disables it."""
+    """`$DYCL_CACHE_DIR`, else `$XDG_CACHE_HOME/dycl` (~/.cache/dycl); `DYCL_CACHE_DIR=off`
+    disables it. Created readable and writable by the user alone: what it holds is
+    loaded and run by later compiles."""
     env = os.environ.get("DYCL_CACHE_DIR")
     if env == "off":
         return None
-    return Path(env) if env else Path.home() / ".cache" / "dycl"
+    root = Path(env) if env else Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "dycl"
+    if not root.is_dir():
+        try:
+            root.mkdir(mode=0o700, parents=True, exist_ok=True)
+        except OSError:
+            pass  # reported where an entry is written; a cache is best effort
+    return root
 
 
 def _weights_digest(fn: func.FuncOp, model: nn.Module, h: "hashlib._Hash") -> None:
@@ -190,9 +199,11 @@ class BuildCache:
         return name + file[len(stem):]
 
     def _store(self, out_dir: Path, file: str, entry: Path) -> None:
-        tmp = entry.with_name(entry.name + f".tmp{os.getpid()}")
+        tmp: Path | None = None
         try:
-            tmp.mkdir(parents=True, exist_ok=True)
+            entry.parent.mkdir(parents=True, exist_ok=True)
+            # A fresh name per writer (threads of one process too): no two share a temporary entry.
+            tmp = Path(tempfile.mkdtemp(prefix=entry.name + ".tmp", dir=entry.parent))
             hashes = {}
             for p in self._artifact_files(out_dir, file):
                 shutil.copyfile(p, tmp / p.name)
@@ -201,4 +212,5 @@ class BuildCache:
             (tmp / "done").write_text(json.dumps({"file": file, "sha256": hashes}) + "\n")
             tmp.rename(entry)
         except OSError:
-            shutil.rmtree(tmp, ignore_errors=True)  # a cache is best effort; another process may have won
+            if tmp is not None:
+                shutil.rmtree(tmp, ignore_errors=True)  # a cache is best effort; another process may have won

@@ -148,19 +148,17 @@ def _short(dtype: str) -> str:
 
 
 def cmd_hcfg(args: argparse.Namespace) -> None:
+    from xdsl.parser import Parser
+
+    from dycl.compiler import context
     from dycl.hcfg import Hcfg
 
     src = Path(args.source)
-    if src.is_dir():
-        from dycl.runtime import load
-
-        graph = load(src).hcfg
-    else:
-        from xdsl.parser import Parser
-
-        from dycl.compiler import context
-
-        graph = Hcfg.from_module(Parser(context(), src.read_text(), str(src)).parse_module())
+    # An artifact is read through its module.mlir: drawing it runs none of its code.
+    ir = src / "module.mlir" if src.is_dir() else src
+    if src.is_dir() and not ir.is_file():
+        raise UsageError(f"'{src}' is not a dycl artifact (no module.mlir)")
+    graph = Hcfg.from_module(Parser(context(), ir.read_text(), str(ir)).parse_module())
     print(graph.summary(), file=sys.stderr)
     _write(graph.to_dot(), args.output)
 

@@ -393,7 +393,8 @@ def save_fallback_model(model: nn.Module, regions: list[Any], out_dir: Path) -> 
         torch.save(model, out_dir / "model.pt")
     except Exception as e:  # e.g. a lambda held by the model
         return {"file": None, "error": f"the model could not be pickled: {type(e).__name__}: {e}"}
-    return {"file": "model.pt", "sources": sources}
+    # The modules whose classes and functions the pickle may name (see pyregion.load_model).
+    return {"file": "model.pt", "sources": sources, "modules": sorted(n for n in names if not n.startswith("torch"))}
 
 
 def build_options(target: Target, tune_trials: int = 0, tuning_dir: str | Path | None = None) -> BuildOptions:

@@ -86,8 +86,9 @@ def load_model(path: str, manifest: dict[str, Any]) -> Any:
     """The model an artifact's fallback regions run on, unpickled from the artifact.
 
     This runs the model's code: its classes' modules (copies stored in the artifact
-    where they are not importable here) and the pickle itself. Load only artifacts
-    you trust, as with any compiled model library."""
+    where they are not importable here). The pickle itself is read with torch's
+    weights-only unpickler, allowed only the model's own classes and functions,
+    nn.Module classes and torch types: it cannot call anything else."""
     import importlib.util
     import os
 
@@ -107,4 +108,41 @@ def load_model(path: str, manifest: dict[str, Any]) -> Any:
         spec.loader.exec_module(module)
     import torch
 
-    return torch.load(os.path.join(path, info["file"]), weights_only=False)
+    file = os.path.join(path, info["file"])
+    allowed = _pickle_globals(torch.serialization.get_unsafe_globals_in_checkpoint(file), set(info.get("modules", [])))
+    with torch.serialization.safe_globals(allowed):
+        return torch.load(file, weights_only=True)
+
+
+def _pickle_globals(names: list[str], model_modules: set[str]) -> list[Any]:
+    """What the model's pickle names, each checked: a class or function defined in one
+    of the model's own modules, an nn.Module class, a torch type, or a
+    torch.nn.functional function. Anything else (os.system, torch.load, ...) is refused."""
+    import importlib
+    import inspect
+
+    import torch
+
+    found = []
+    for name in names:
+        module_name, _, qualname = name.rpartition(".")
+        if module_name not in model_modules and module_name.split(".")[0] != "torch":
+            raise DyclError(f"the artifact's saved model names '{name}', outside the model's modules; "
+                            "refusing to load it")
+        try:
+            obj: Any = importlib.import_module(module_name)
+            for part in qualname.split("."):
+                obj = getattr(obj, part)
+        except (ImportError, AttributeError):
+            raise DyclError(f"the artifact's saved model names '{name}', which does not exist here") from None
+        own = module_name in model_modules and getattr(obj, "__module__", None) == module_name \
+            and (inspect.isclass(obj) or inspect.isfunction(obj))
+        module_class = inspect.isclass(obj) and issubclass(obj, torch.nn.Module)
+        torch_type = inspect.isclass(obj) and (issubclass(obj, torch.Tensor) or obj in (
+            torch.Size, torch.dtype, torch.device, torch.layout, torch.memory_format))
+        functional = module_name == "torch.nn.functional" and callable(obj)
+        if not (own or module_class or torch_type or functional):
+            raise DyclError(f"the artifact's saved model names '{name}', which is not a model class or a "
+                            "torch type; refusing to load it")
+        found.append(obj)
+    return found

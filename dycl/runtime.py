@@ -95,7 +95,14 @@ class CompiledModel:
         if self._program is None:
             if self.manifest["target"]["kind"] == "cuda":
                 _require_cuda_runtime()
-            self._program = self.host.load(str(self.path), model=self._model)
+            try:
+                self._program = self.host.load(str(self.path), model=self._model)
+            except DyclError:
+                raise
+            except Exception as e:  # a damaged or tampered-with file: say which artifact, not torch's internals
+                first = next((line for line in str(e).splitlines() if line.strip()), "")
+                raise DyclError(f"cannot load the compiled model in '{self.path}': {type(e).__name__}: {first}",
+                                note="the artifact is damaged or was changed after dycl wrote it; compile it again") from e
         return self._program
 
     def _signature(self) -> list[tuple[torch.Size, torch.dtype]]:

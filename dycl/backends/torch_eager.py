@@ -26,13 +26,30 @@ class TorchBackend(Backend):
     @staticmethod
     def loader_source() -> str:
         return '''
+_TORCH_LOAD_LOCK = __import__("threading").Lock()
+
+
 def load_torch(path, target):
+    import os
+
     import torch
 
     from torch.export.graph_signature import InputKind, OutputKind
 
     device = "cuda" if target["kind"] == "cuda" else "cpu"
-    ep = torch.export.load(path)
+    # torch.export.load unpickles sample inputs and constants, retrying with
+    # weights_only=False when that fails: a replaced pickle would run its payload.
+    # Forced weights-only while loading (torch reads the variable on every load).
+    with _TORCH_LOAD_LOCK:
+        before = os.environ.get("TORCH_FORCE_WEIGHTS_ONLY_LOAD")
+        os.environ["TORCH_FORCE_WEIGHTS_ONLY_LOAD"] = "1"
+        try:
+            ep = torch.export.load(path)
+        finally:
+            if before is None:
+                del os.environ["TORCH_FORCE_WEIGHTS_ONLY_LOAD"]
+            else:
+                os.environ["TORCH_FORCE_WEIGHTS_ONLY_LOAD"] = before
     # The lifted graph, called with its parameters directly: no pytree or guard
     # checks per call (4x less overhead than `ep.module()` on a small sub-DNN).
     graph = ep.graph_module.to(device)

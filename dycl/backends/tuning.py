@@ -8,9 +8,12 @@ cost nothing, and identical workloads across sub-DNNs are tuned once.
 
 from __future__ import annotations
 
+import atexit
+import functools
 import hashlib
 import logging
 import os
+import shutil
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
@@ -34,9 +37,18 @@ def tuning_target(tgt):
     return tvm.target.Target({**tgt.export(), "num-cores": os.cpu_count() or 1})
 
 
+@functools.cache
+def _private_tuning_dir() -> Path:
+    """With the cache off: this process's own directory (0700), gone at exit. A fixed
+    path in /tmp would let any local user plant records that later compiles use."""
+    path = Path(tempfile.mkdtemp(prefix="dycl-tuning-"))
+    atexit.register(shutil.rmtree, path, ignore_errors=True)
+    return path
+
+
 def database_dir(options: BuildOptions, tgt) -> Path:
-    root = cache_dir() or Path(tempfile.gettempdir()) / "dycl"
-    base = Path(options.tuning_dir) if options.tuning_dir else root / "tuning"
+    root = cache_dir()
+    base = Path(options.tuning_dir) if options.tuning_dir else root / "tuning" if root else _private_tuning_dir()
     # Records are only valid for the target (CPU model, arch) they were measured on.
     return base / hashlib.sha256(str(tgt).encode()).hexdigest()[:16]
 

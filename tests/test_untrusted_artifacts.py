@@ -1,0 +1,140 @@
+"""Inspecting or loading an artifact runs no code it smuggles in (issue #13):
+pickles are read weights-only, `dycl hcfg` reads the IR, tuning records stay private."""
+
+import os
+import stat
+import subprocess
+import sys
+import zipfile
+from pathlib import Path
+
+import pytest
+import torch
+
+import dycl
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+class _Payload:
+    """Unpickling it runs `touch MARKER` (what a planted pickle would do)."""
+
+    def __init__(self, marker: Path):
+        self.marker = marker
+
+    def __reduce__(self):
+        return (os.system, (f"touch {self.marker}",))
+
+
+def _saved(obj) -> bytes:
+    import io
+
+    buffer = io.BytesIO()
+    torch.save(obj, buffer)
+    return buffer.getvalue()
+
+
+@pytest.fixture(scope="module")
+def torch_artifact(tmp_path_factory, branchy):
+    out = tmp_path_factory.mktemp("pt2") / "art"
+    dycl.compile(branchy.make_model(), branchy.example_inputs(), backend="torch", out_dir=out)
+    return out
+
+
+def _rewrite_zip(path: Path, change) -> None:
+    with zipfile.ZipFile(path) as z:
+        entries = [(i, z.read(i.filename)) for i in z.infolist()]
+    with zipfile.ZipFile(path, "w") as z:
+        for info, data in entries:
+            z.writestr(info, change(info.filename, data))
+
+
+def test_a_planted_pickle_in_a_pt2_sub_dnn_never_runs(torch_artifact, tmp_path):
+    import shutil
+
+    art = tmp_path / "art"
+    shutil.copytree(torch_artifact, art)
+    marker = tmp_path / "pwned"
+    pt2 = next(art.glob("*.pt2"))
+    planted = []
+
+    def change(name, data):
+        # The sample inputs: a pickle torch.export.load retries with weights_only=False.
+        if name.endswith("sample_inputs/model.pt"):
+            planted.append(name)
+            return _saved((_Payload(marker),))
+        return data
+
+    _rewrite_zip(pt2, change)
+    assert planted, "the .pt2 archive should hold a pickle to plant"
+    with pytest.raises(dycl.DyclError, match="cannot load the compiled model .* UnpicklingError"):
+        dycl.load(art)(torch.randn(1, 16))
+    assert not marker.exists()
+
+
+def test_a_planted_fallback_model_pickle_is_refused(tmp_path):
+    src = tmp_path / "logged.py"
+    src.write_text(
+        "import logging\nimport torch\nfrom torch import nn\n\n"
+        "class M(nn.Module):\n"
+        "    def __init__(self):\n        super().__init__()\n        self.fc = nn.Linear(4, 4)\n\n"
+        "    def forward(self, x):\n"
+        "        with torch.no_grad():\n            y = self.fc(x)\n"
+        "        return y if y.sum() > 0 else -y\n\n"
+        "def make():\n    return M()\n"
+    )
+    out = tmp_path / "art"
+    r = subprocess.run([sys.executable, "-m", "dycl.cli", "compile", f"{src}:make", "--input", "1x4xf32",
+                        "-o", str(out), "--backend", "torch"], capture_output=True, text=True, cwd=ROOT)
+    assert r.returncode == 0, r.stderr
+    assert (out / "model.pt").exists()
+    marker = tmp_path / "pwned"
+    probe = f"import dycl, torch\ndycl.load({str(out)!r})(torch.randn(1, 4))\n"
+    # The genuine pickle loads under the weights-only unpickler.
+    ok = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, cwd=tmp_path)
+    assert ok.returncode == 0, ok.stderr[-2000:]
+    torch.save({"model": _Payload(marker)}, out / "model.pt")
+    bad = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, cwd=tmp_path)
+    assert bad.returncode != 0
+    assert "posix.system" in bad.stderr and "refusing to load it" in bad.stderr, bad.stderr[-2000:]
+    assert not marker.exists()
+
+
+def test_drawing_an_artifact_runs_none_of_its_code(torch_artifact, tmp_path):
+    import shutil
+
+    art = tmp_path / "art"
+    shutil.copytree(torch_artifact, art)
+    marker = tmp_path / "pwned"
+    (art / "host.py").write_text(f"open({str(marker)!r}, 'w').close()\n")
+    r = subprocess.run([sys.executable, "-m", "dycl.cli", "hcfg", str(art)], capture_output=True, text=True, cwd=ROOT)
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.startswith("digraph") and "HCFG:" in r.stderr
+    assert not marker.exists()
+    r = subprocess.run([sys.executable, "-m", "dycl.cli", "hcfg", str(tmp_path)], capture_output=True, text=True,
+                       cwd=ROOT)
+    assert r.returncode == 1 and "is not a dycl artifact" in r.stderr and "Traceback" not in r.stderr
+
+
+def test_tuning_records_without_a_cache_are_private(monkeypatch):
+    from dycl.backends.base import BuildOptions
+    from dycl.backends.tuning import database_dir
+    from dycl.backends.tvm import tvm_target
+    from dycl.backends.base import Target
+
+    monkeypatch.setenv("DYCL_CACHE_DIR", "off")
+    path = database_dir(BuildOptions(tune_trials=1), tvm_target(Target.parse("llvm")))
+    base = path.parent
+    assert not str(path).startswith("/tmp/dycl/")
+    assert base.owner() == Path.home().owner() or os.getuid() == base.stat().st_uid
+    assert stat.S_IMODE(base.stat().st_mode) == 0o700
+
+
+def test_the_cache_directory_is_created_private(monkeypatch, tmp_path):
+    from dycl.build_cache import cache_dir
+
+    monkeypatch.delenv("DYCL_CACHE_DIR")
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
+    root = cache_dir()
+    assert root == tmp_path / "xdg" / "dycl"
+    assert stat.S_IMODE(root.stat().st_mode) == 0o700
