@@ -293,9 +293,9 @@ def _check_dump_ir_after(name: str | None, pipeline: str) -> None:
 
 
 def _eager_error(model: nn.Module, inputs: list[Any]) -> InputError | None:
-    """Eager's verdict on the example inputs: what eager raises on them (a dtype the
-    weights do not take, the model's own `raise`), as the diagnostic to give should the
-    compiled model not raise too."""
+    """Eager's verdict on the example inputs. A torch op rejecting them (a dtype the
+    weights do not take, a wrong shape) is a compile error here, as in eager; the
+    model's own `raise`/`assert` is returned, to compare with the compiled model's."""
     from dycl.diagnostics import user_code_error
     from dycl.region_typing import protected
 
@@ -306,8 +306,30 @@ def _eager_error(model: nn.Module, inputs: list[Any]) -> InputError | None:
             model(*inputs)
     except Exception as e:
         err = user_code_error(e, "the model, run eagerly on the example inputs,")
-        return InputError(err.message, err.loc, "eager PyTorch rejects these inputs, so dycl does too")
+        error = InputError(err.message, err.loc, "eager PyTorch rejects these inputs, so dycl does too")
+        if not _raised_by_the_model(e):
+            raise error from None
+        return error
     return None
+
+
+def _raised_by_the_model(e: BaseException) -> bool:
+    """Whether `e` is the model's own doing (a `raise`, an `assert`, a missing
+    attribute: part of what it computes), not a torch op refusing its arguments
+    (torch reports a wrong dtype or shape as a RuntimeError)."""
+    import linecache
+
+    if not isinstance(e, RuntimeError):
+        return True
+    tb = e.__traceback__
+    while tb is not None and tb.tb_next is not None:
+        tb = tb.tb_next
+    if tb is None:
+        return False
+    file = tb.tb_frame.f_code.co_filename
+    if file.startswith((os.path.dirname(torch.__file__) + os.sep, "<")):
+        return False
+    return linecache.getline(file, tb.tb_lineno).lstrip().startswith(("raise", "assert"))
 
 
 def _check_raises_too(out: Path, module: Any, report: CompileReport, model: nn.Module, inputs: list[Any],

@@ -12,6 +12,7 @@ from typing import get_type_hints
 
 from xdsl.passes import ModulePass
 from xdsl.utils.arg_spec import ArgSpec, parse_pipeline
+from xdsl.utils.exceptions import ArgSpecParseError
 
 from dycl.diagnostics import UsageError, unknown
 
@@ -23,7 +24,15 @@ def option_names(cls: type[ModulePass]) -> list[str]:
 
 def check_pipeline(spec: str, available: Mapping[str, Callable[[], type[ModulePass]]]) -> list[ArgSpec]:
     """The parsed pipeline; a `UsageError` naming the first bad pass or option."""
-    specs = list(parse_pipeline(spec))
+    try:
+        specs = list(parse_pipeline(spec))
+    except ArgSpecParseError as e:
+        # xDSL's text: a header, `pass-pipeline:1:COL`, the spec, a caret, the reason.
+        lines = str(e).splitlines()[1:]
+        reason = lines[-1].strip() if lines else "malformed pass pipeline"
+        where = lines[0].rsplit(":", 1)[-1] if lines else "?"
+        raise UsageError(f"bad pass pipeline at column {where}: {reason}\n  {spec}\n  " + " " * (
+            int(where) - 1 if where.isdigit() else 0) + "^") from None
     for s in specs:
         if s.name not in available:
             raise unknown("pass", s.name, sorted(available))
