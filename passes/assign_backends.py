@@ -176,7 +176,7 @@ class AssignBackendsPass(ModulePass):
             return Choice(names[0], f"{names[0]}: {skipped}", {})
         key = structural_key(f, model, f"{POLICY_VERSION}:{','.join(names)}", target)
         cached = cached_choice(key)
-        if cached is not None:
+        if cached is not None and cached.backend in names:  # else foreign or tampered with: measure again
             return cached
         inputs = list(spec.example_inputs)
         runs: dict[str, Any] = {}

@@ -16,11 +16,9 @@ BACKENDS = ["tvm", "onnxruntime", "torch"]
 NAN, INF = float("nan"), float("inf")
 OUTPUTS = ["relu", "max_pool_padded", "conv_bn_relu_pool", "linear", "softmax", "mean", "sum", "adaptive_avg_pool",
            "clamp", "relu6", "hardtanh", "max_dim_values", "max_dim_indices", "max", "min", "maximum", "argmax", "argmin"]
-# ONNX Runtime 's own MaxPool, ReduceMax/Min and ArgMax/Min kernels drop NaN (and its
-# padded MaxPool turns an all -inf window into a finite value): not dycl's to fix
-# here; the auto policy (special_value_mismatches) already refuses ORT for these.
-ORT_DIVERGES = {"max_pool_padded", "conv_bn_relu_pool", "max_dim_values", "max_dim_indices", "max", "min",
-                "argmax", "argmin"}
+# ONNX Runtime's MaxPool, ReduceMax/Min and ArgMax/Min kernels skip NaN; dycl wraps
+# them in the exported graph (dycl/backends/onnx_nan.py), so nothing is exempt.
+ORT_DIVERGES: set[str] = set()
 
 
 class Ops(nn.Module):
@@ -116,20 +114,6 @@ def test_special_values_match_eager(model, compiled, case):
     assert len(got) == len(want) == len(OUTPUTS)
     for i in _checked(compiled.subgraphs["sub_0"]["backend"]):
         assert_same_specials(want[i], got[i], f"{case}: {OUTPUTS[i]}")
-
-
-@pytest.mark.slow
-@pytest.mark.xfail(strict=True, reason="ONNX Runtime's MaxPool/ReduceMax/ArgMax drop NaN")
-def test_onnxruntime_max_kernels_drop_nan(model, compiled):
-    if compiled.subgraphs["sub_0"]["backend"] != "onnxruntime":
-        pytest.skip("only ONNX Runtime diverges")
-    x = CASES["one nan"]
-    with torch.no_grad():
-        want = model(x)
-    got = compiled(x)
-    for i, name in enumerate(OUTPUTS):
-        if name in ORT_DIVERGES:
-            assert_same_specials(want[i], got[i], name)
 
 
 @pytest.mark.slow

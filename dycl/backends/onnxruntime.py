@@ -6,9 +6,11 @@ import warnings
 from pathlib import Path
 from typing import Any
 
+import onnx
 import torch
 
 from dycl.backends.base import Backend, SubgraphSpec, Target
+from dycl.backends.onnx_nan import keep_nan
 from dycl.diagnostics import BackendError
 
 # What torch.onnx.export(..., dynamo=False) itself warns on every call; nothing dycl can act on.
@@ -88,6 +90,7 @@ def export_onnx(spec: SubgraphSpec, path: Path) -> None:
             tracer = _tracer_warning(e)
             reason = f"its trace may not hold for other inputs: {_first_line(tracer)}" if tracer else _first_line(e)
             raise BackendError(f"sub-DNN {spec.name} could not be exported to ONNX: {reason}") from None
+    onnx.save(keep_nan(onnx.load(str(path))), str(path))
 
 
 def _check_outputs(spec: SubgraphSpec, path: Path, expected: tuple[Any, ...]) -> None:
