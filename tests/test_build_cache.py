@@ -75,3 +75,51 @@ def test_a_damaged_cache_entry_is_rebuilt_not_reused(monkeypatch, tmp_path, bran
     for e in entries:  # stored anew, whole
         done = json.loads((e / "done").read_text())
         assert set(done["sha256"]) == {p.name for p in e.iterdir() if p.name != "done"}
+
+
+def test_concurrent_compiles_share_the_cache_without_tearing_it(tmp_path, branchy):
+    """Four processes compile the same model into one cache at once: each artifact is
+    right, every entry is whole, and the next compile reuses them all."""
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    cache = tmp_path / "cache"
+    env = {**os.environ, "DYCL_CACHE_DIR": str(cache)}
+    root = Path(__file__).resolve().parents[1]
+    cmd = [sys.executable, "-m", "dycl.cli", "compile", "examples/branchy.py:make_model", "--input", "1x16xf32",
+           "--backend", "onnxruntime", "-o"]
+    procs = [subprocess.Popen([*cmd, str(tmp_path / f"art{i}")], cwd=root, env=env,
+                              stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True) for i in range(4)]
+    for p in procs:
+        _, err = p.communicate(timeout=600)
+        assert p.returncode == 0 and "discarding" not in err, err
+    model = branchy.make_model()
+    with torch.no_grad():
+        for i in range(4):
+            cm = dycl.load(tmp_path / f"art{i}")
+            for x in branchy.branch_inputs().values():
+                assert max_abs_error(model(*x), cm(*x)) <= 1e-5
+    assert not [p for p in (cache / "builds").iterdir() if ".tmp" in p.name]  # no staging left behind
+    for entry in (cache / "builds").iterdir():
+        assert build_cache._verified(entry) is not None, entry
+    r = subprocess.run([*cmd, str(tmp_path / "again")], cwd=root, env=env, capture_output=True, text=True)
+    assert r.returncode == 0 and "discarding" not in r.stderr
+
+
+def test_a_torn_or_foreign_backend_choice_is_measured_again(monkeypatch, tmp_path, branchy):
+    monkeypatch.setenv("DYCL_CACHE_DIR", str(tmp_path / "cache"))
+    model = branchy.make_model()
+    dycl.compile(model, branchy.example_inputs())
+    choices = sorted((tmp_path / "cache" / "choices").iterdir())
+    assert choices
+    choices[0].write_text("")  # torn
+    for c in choices[1:]:
+        c.write_text('{"backend": "evil", "reason": "planted", "timings_us": {}}')  # not a candidate
+    cm = dycl.compile(model, branchy.example_inputs())
+    assert not any("planted" in v.get("why", "") for v in cm.subgraphs.values())
+    assert {v["backend"] for v in cm.subgraphs.values()} <= {"torch", "onnxruntime", "tvm"}
+    with torch.no_grad():
+        for x in branchy.branch_inputs().values():
+            assert max_abs_error(model(*x), cm(*x)) <= 1e-5
