@@ -38,7 +38,7 @@ from xdsl.ir import Attribute, Block, BlockArgument, Operation, Region, SSAValue
 
 from dycl.diagnostics import FrontendError, SourceLoc
 from dycl.dialects import dycl as d
-from dycl.frontend.restructure import lift_loop_returns, restructure
+from dycl.frontend.restructure import always_exits, lift_loop_returns, restructure
 from dycl.nesting import allow_depth
 from dycl.frontend.inplace import bound_values, maybe_tensor, possible_roots, rebind
 from dycl.frontend.loops import LoopLowering, NeedsStatic, OverBudget, RuntimeRange, UnsafeJoin, _Continuation, _Injected, _snapshot
@@ -1285,8 +1285,12 @@ class Lowerer(LoopLowering, RegionLowering):
                     env[n] = self.expr(defaults[n], _Scope(env={}))
             self.fn = fn
             scope = _Scope(env=env)
-            # An early exit from a loop is a `break` and a return after the loop.
-            self._fn_body = restructure(lift_loop_returns(fdef.body), (ast.Return,))
+            # An early exit from a loop is a `break` and a return after the loop; falling
+            # off the end is `return None`, so that every path of the body returns.
+            body = list(fdef.body)
+            if not always_exits(body):
+                body.append(ast.copy_location(ast.Return(value=None), body[-1]))
+            self._fn_body = restructure(lift_loop_returns(body), (ast.Return,))
             self._lower_body(self._fn_body, scope)
             if not scope.returned:
                 return Static(None)

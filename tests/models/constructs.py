@@ -428,6 +428,31 @@ class BoolArithmetic(nn.Module):
 CASES["bool_arithmetic"] = (BoolArithmetic, sign_inputs() + [(torch.tensor([[3.0, 0.0, 0.0, 0.0]]),)])
 
 
+class HelperFallsOffTheEnd(nn.Module):
+    """A helper returns a tensor on some paths and, by falling off its end, None on others."""
+
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(4, 4)
+
+    def pick(self, h):
+        s = h.sum()
+        if s > 1:
+            return h * 2
+        elif s < -1:
+            return h - 1
+
+    def forward(self, x):
+        h = self.fc(x)
+        y = self.pick(h)
+        if y is None:
+            y = -h
+        return y
+
+
+CASES["helper_falls_off_the_end"] = (HelperFallsOffTheEnd, [(torch.full((1, 4), v),) for v in (3.0, -3.0, 0.0)])
+
+
 def check_matches_eager(name: str, **compile_options) -> None:
     """Compile case `name` and compare it with eager on all its inputs (type and values)."""
     import dycl
