@@ -56,7 +56,7 @@ def build_subgraphs(jobs: list[BuildJob], model: nn.Module, target: Target, out_
         file, seconds = outcomes[first.spec.name]
         backend = first.backend
         if file.startswith("error:"):
-            # Down the chain (tvm → onnxruntime → torch; the eager reference takes
+            # Down the chain (tvm → onnxruntime → inductor → torch; the eager reference takes
             # any sub-DNN), saying why at each step.
             for fallback in _chain_after(backend.name, target):
                 note = (f"{first.spec.name}: {backend.name} cannot compile it ({file.removeprefix('error:')}); "
@@ -86,14 +86,14 @@ def build_subgraphs(jobs: list[BuildJob], model: nn.Module, target: Target, out_
     return results
 
 
-CHAIN = ("tvm", "onnxruntime", "torch")
+CHAIN = ("tvm", "onnxruntime", "inductor", "torch")
 
 
 def _chain_after(name: str, target: Target) -> list[str]:
     """The backends to try after `name` failed: later in CHAIN (torch at least)."""
     rest = list(CHAIN[CHAIN.index(name) + 1:]) if name in CHAIN else ["torch"]
     if target.kind != "llvm":
-        rest = [b for b in rest if b != "onnxruntime"]  # no CUDA build of onnxruntime here
+        rest = [b for b in rest if b not in ("onnxruntime", "inductor")]  # no CUDA builds of these here
     return rest
 
 

@@ -12,7 +12,7 @@ from torch import nn
 
 import dycl
 
-BACKENDS = ["tvm", "onnxruntime", "torch"]
+BACKENDS = ["tvm", "onnxruntime", "torch", "inductor"]
 NAN, INF = float("nan"), float("inf")
 OUTPUTS = ["relu", "max_pool_padded", "conv_bn_relu_pool", "linear", "softmax", "mean", "sum", "adaptive_avg_pool",
            "clamp", "relu6", "hardtanh", "max_dim_values", "max_dim_indices", "max", "min", "maximum", "argmax", "argmin"]

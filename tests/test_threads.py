@@ -28,7 +28,7 @@ def _inputs(early_exit):
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("backend", ["tvm", "onnxruntime", "torch"])
+@pytest.mark.parametrize("backend", ["tvm", "onnxruntime", "inductor", "torch"])
 def test_threads_by_calls_by_paths_equal_eager(backend):
     import early_exit
 

@@ -34,7 +34,7 @@ import torch
 from dycl.demo import TOLERANCE, load_example, max_abs_error
 
 EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
-BACKENDS = ("auto", "tvm", "onnxruntime", "torch", "fastest", "tvm-tuned")
+BACKENDS = ("auto", "tvm", "onnxruntime", "inductor", "torch", "fastest", "tvm-tuned")
 DEFAULT_BACKENDS = ("auto", "tvm", "onnxruntime", "torch")  # tvm-tuned: MetaSchedule, --tune-trials
 CUDA_TOLERANCE = 1e-4  # as tools/gpu_check.py: GPU kernels sum in a different order
 

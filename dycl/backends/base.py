@@ -101,6 +101,7 @@ def backend_names() -> list[str]:
 def _load_builtin() -> None:
     if _REGISTRY:
         return
+    from dycl.backends.inductor import InductorBackend
     from dycl.backends.onnxruntime import OnnxRuntimeBackend
     from dycl.backends.torch_eager import TorchBackend
     from dycl.backends.tvm import TvmBackend
@@ -108,3 +109,4 @@ def _load_builtin() -> None:
     register_backend("tvm", TvmBackend)
     register_backend("torch", TorchBackend)
     register_backend("onnxruntime", OnnxRuntimeBackend)
+    register_backend("inductor", InductorBackend)

@@ -1,0 +1,72 @@
+"""The Inductor backend: torch._inductor's ahead-of-time compiler (AOTInductor).
+
+A sub-DNN is exported and compiled to a `.pt2` package holding a shared library of
+generated C++ kernels and its weights; `torch._inductor.aoti_load_package` runs it
+(a C++ host can load the same package through AOTIModelPackageLoader, without
+Python). Builds take tens of seconds (a C++ compile per sub-DNN), so `auto` does
+not try it; ask for it with `backend="inductor"`.
+"""
+
+from __future__ import annotations
+
+import logging
+import warnings
+from pathlib import Path
+
+from dycl.backends.base import Backend, SubgraphSpec, Target
+from dycl.backends.tvm import export
+from dycl.diagnostics import BackendError
+
+
+class InductorBackend(Backend):
+    name = "inductor"
+    runtime_imports = ("torch",)
+
+    def build(self, spec: SubgraphSpec, target: Target, out_dir: Path) -> str:
+        import torch._inductor
+
+        if target.kind != "llvm":
+            raise BackendError(f"sub-DNN {spec.name}: the inductor backend builds for the CPU here (target llvm)")
+        file = f"{spec.name}.aoti.pt2"
+        ep = export(spec)
+        # Inductor logs its cache and autotuning decisions at WARNING on the root logger.
+        quiet = logging.getLogger("torch._inductor")
+        level = quiet.level
+        quiet.setLevel(logging.ERROR)
+        try:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                torch._inductor.aoti_compile_and_package(ep, package_path=str(out_dir / file))
+        except Exception as e:  # a C++ compile or lowering failure: the chain moves on
+            (out_dir / file).unlink(missing_ok=True)
+            first = next((line for line in str(e).splitlines() if line.strip()), type(e).__name__)
+            raise BackendError(f"Inductor cannot compile sub-DNN {spec.name}: {first}") from None
+        finally:
+            quiet.setLevel(level)
+        return file
+
+    @staticmethod
+    def loader_source() -> str:
+        return '''
+def load_inductor(path, target):
+    import torch
+    import torch._inductor
+
+    runner = torch._inductor.aoti_load_package(path)
+
+    def convert(a):
+        if isinstance(a, torch.Tensor):
+            return a
+        if isinstance(a, (bool, int, float)):  # a host scalar: a 0-d tensor
+            import numpy
+
+            return torch.from_numpy(numpy.array(a, dtype="float32" if isinstance(a, float) else None))
+        return torch.from_dlpack(a)
+
+    def run(*args):
+        with torch.no_grad():
+            out = runner(*[convert(a) for a in args])
+        return list(out) if isinstance(out, (tuple, list)) else [out]
+
+    return run
+'''
