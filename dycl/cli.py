@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from dycl.diagnostics import DyclError, report_and_exit
-from dycl.diagnostics import UsageError
+from dycl.diagnostics import OutputError, UsageError
 
 _DTYPES = {"f32": "float32", "f64": "float64", "f16": "float16", "bf16": "bfloat16",
            "i64": "int64", "i32": "int32", "i8": "int8", "ui8": "uint8", "i1": "bool"}
@@ -130,17 +130,41 @@ def cmd_run(args: argparse.Namespace) -> None:
     from dycl.runtime import load
 
     cm = load(args.artifact)
-    if args.input:
-        inputs = make_inputs(args.input, args.seed)
-    else:
-        specs = [f"{'x'.join(map(str, e['shape']))}x{_short(e['dtype'])}" for e in cm.manifest["inputs"]]
-        inputs = make_inputs(specs, args.seed)
+    specs = args.input or [f"{'x'.join(map(str, e['shape']))}x{_short(e['dtype'])}" for e in cm.manifest["inputs"]]
+    inputs = [_npy_input(s) if s.endswith(".npy") else make_inputs([s], args.seed + i)[0] for i, s in enumerate(specs)]
     out = cm(*inputs)
-    for i, t in enumerate(out if isinstance(out, (tuple, list)) else [out]):
+    leaves, _ = torch.utils._pytree.tree_flatten(out)
+    if args.output:
+        _write_npy_outputs(leaves, Path(args.output))
+    for i, t in enumerate(leaves):
         if isinstance(t, torch.Tensor):
             print(f"output {i}: shape {list(t.shape)} {str(t.dtype).removeprefix('torch.')} sum={t.float().sum().item():.6f}")
         else:
             print(f"output {i}: {t!r}")
+
+
+def _npy_input(path: str) -> Any:
+    import numpy as np
+    import torch
+
+    try:
+        return torch.from_numpy(np.load(path, allow_pickle=False))
+    except (OSError, ValueError) as e:
+        raise UsageError(f"cannot read input '{path}': {e}") from None
+
+
+def _write_npy_outputs(leaves: list[Any], out_dir: Path) -> None:
+    """`output_<i>.npy` per flattened output, in order; Python numbers as 0-d arrays."""
+    import numpy as np
+    import torch
+
+    try:
+        out_dir.mkdir(parents=True, exist_ok=True)
+        for i, t in enumerate(leaves):
+            value = t.detach().cpu().numpy() if isinstance(t, torch.Tensor) else np.asarray(t)
+            np.save(out_dir / f"output_{i}.npy", value, allow_pickle=False)
+    except (OSError, ValueError) as e:
+        raise OutputError(f"cannot write outputs to '{out_dir}': {e}") from None
 
 
 def _short(dtype: str) -> str:
@@ -214,10 +238,12 @@ def build_parser() -> argparse.ArgumentParser:
                     help="list each sub-DNN's backend and each part run as Python, with why")
     sp.set_defaults(func=cmd_compile)
 
-    sp = sub.add_parser("run", help="run a compiled artifact on random inputs")
+    sp = sub.add_parser("run", help="run a compiled artifact on .npy or random inputs")
     sp.add_argument("artifact")
-    sp.add_argument("--input", action="append")
+    sp.add_argument("--input", action="append",
+                    help="an .npy file, or a shape like 1x16xf32 for random values (default: the compiled shapes)")
     sp.add_argument("--seed", type=int, default=0)
+    sp.add_argument("-o", "--output", help="write output_0.npy, output_1.npy, ... (flattened outputs) here")
     sp.set_defaults(func=cmd_run)
 
     sp = sub.add_parser("hcfg", help="print the HCFG of an .mlir file or artifact as Graphviz DOT")

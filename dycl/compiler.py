@@ -21,6 +21,7 @@ from xdsl.dialects import func
 from xdsl.dialects.builtin import ModuleOp, StringAttr
 from xdsl.passes import ModulePass
 
+from dycl.artifact import seal
 from dycl.diagnostics import DyclError, FrontendError
 from dycl.backends.base import BuildOptions, SubgraphSpec, Target, get_backend
 from dycl.dialects import dycl as d
@@ -34,7 +35,6 @@ from dycl.printing import module_text
 from dycl.types import tensor_type_of
 from dycl.diagnostics import InputError, OutputError, UsageError
 
-MANIFEST_VERSION = 1
 CHOICE_ATTR = "dycl.backend_choice"  # set by assign-backends{policy=auto}
 # Passes whose time is spent building and running sub-DNNs in backends.
 _BACKEND_PASSES = {"assign-backends"}
@@ -118,7 +118,7 @@ def lower_and_optimize(model: nn.Module, inputs: Sequence[torch.Tensor], pipelin
 
 def build_artifact(module: ModuleOp, model: nn.Module, inputs: Sequence[torch.Tensor], out_dir: Path,
                    target: Target, backend: str, report: CompileReport | None = None, *, jobs: int = 1,
-                   options: BuildOptions = BuildOptions()) -> None:
+                   options: BuildOptions = BuildOptions(), outputs: list[dict[str, Any]] | None = None) -> None:
     out_dir.mkdir(parents=True, exist_ok=True)
     builds: list[BuildJob] = []
     for f in module.ops:
@@ -151,17 +151,17 @@ def build_artifact(module: ModuleOp, model: nn.Module, inputs: Sequence[torch.Te
     hcfg = Hcfg.from_module(module)
     (out_dir / "hcfg.dot").write_text(hcfg.to_dot())
     manifest = {
-        "version": MANIFEST_VERSION,
         "model": type(model).__name__,
         "target": target.to_json(),
         "inputs": [{"shape": list(x.shape), "dtype": str(x.dtype).removeprefix("torch.")} for x in inputs],
+        **({"outputs": outputs} if outputs is not None else {}),
         "subgraphs": subgraphs,
         "hcfg": hcfg.counts(),
         "fallbacks": fallback_records(module),
     }
     if regions:
         manifest["fallback_model"] = save_fallback_model(model, regions, out_dir)
-    (out_dir / "manifest.json").write_text(json.dumps(manifest, indent=2) + "\n")
+    (out_dir / "manifest.json").write_text(json.dumps(seal(out_dir, manifest), indent=2) + "\n")
 
 
 # How far an untranslatable construct widens, tried in order (fallback="python").
@@ -214,7 +214,7 @@ def compile(
 
     pipeline_passes(pipeline)  # likewise
     _check_dump_ir_after(dump_ir_after, pipeline)
-    eager_error = _eager_error(model, inputs)
+    eager_error, outputs = _eager_error(model, inputs)
     final: Path | None = None
     if out_dir is None:
         out = Path(tempfile.mkdtemp(prefix="dycl-"))
@@ -244,7 +244,8 @@ def compile(
             if backend in POLICIES:
                 choose_backends(module, tgt, report, backend)
                 chosen = "torch"  # every sub-DNN now names its own
-            build_artifact(module, model, inputs, out, tgt, chosen, report, jobs=jobs, options=options)
+            build_artifact(module, model, inputs, out, tgt, chosen, report, jobs=jobs, options=options,
+                           outputs=outputs)
             break
         except BaseException as e:
             shutil.rmtree(out, ignore_errors=True)
@@ -292,7 +293,7 @@ def _check_dump_ir_after(name: str | None, pipeline: str) -> None:
         raise unknown("pass", name, stages, f" for dump_ir_after (pipeline {pipeline})")
 
 
-def _eager_error(model: nn.Module, inputs: list[Any]) -> InputError | None:
+def _eager_error(model: nn.Module, inputs: list[Any]) -> tuple[InputError | None, list[dict[str, Any]] | None]:
     """Eager's verdict on the example inputs. A torch op rejecting them (a dtype the
     weights do not take, a wrong shape) is a compile error here, as in eager; the
     model's own `raise`/`assert` is returned, to compare with the compiled model's."""
@@ -300,17 +301,30 @@ def _eager_error(model: nn.Module, inputs: list[Any]) -> InputError | None:
     from dycl.region_typing import protected
 
     if any(isinstance(x, torch.Tensor) and x.is_meta for x in inputs):
-        return None  # refused with its own diagnostic by the input checks
+        return None, None  # refused with its own diagnostic by the input checks
     try:
         with protected(model, getattr(sys.modules.get(type(model).__module__), "__dict__", None)), torch.no_grad():
-            model(*inputs)
+            result = model(*inputs)
     except Exception as e:
         err = user_code_error(e, "the model, run eagerly on the example inputs,")
         error = InputError(err.message, err.loc, "eager PyTorch rejects these inputs, so dycl does too")
         if not _raised_by_the_model(e):
             raise error from None
-        return error
-    return None
+        return error, None
+    return None, _describe_outputs(result)
+
+
+def _describe_outputs(result: Any) -> list[dict[str, Any]]:
+    """The flattened outputs on the example inputs, for the manifest (other paths may
+    return other shapes: this is what the example inputs gave)."""
+    leaves, _ = torch.utils._pytree.tree_flatten(result)
+    described = []
+    for leaf in leaves:
+        if isinstance(leaf, torch.Tensor):
+            described.append({"shape": list(leaf.shape), "dtype": str(leaf.dtype).removeprefix("torch.")})
+        else:
+            described.append({"python": type(leaf).__name__})
+    return described
 
 
 def _raised_by_the_model(e: BaseException) -> bool:

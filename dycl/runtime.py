@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import importlib.util
-import json
 import shutil
 import sys
 import threading
@@ -12,6 +11,7 @@ from typing import Any
 
 import torch
 
+from dycl.artifact import check
 from dycl.diagnostics import DyclError, InputError
 
 _loaded = 0
@@ -55,10 +55,7 @@ class CompiledModel:
     def __init__(self, path: str | Path, module: Any = None, report: Any = None, model: Any = None):
         self.path = Path(path)
         self._model = model  # the live model, for fallback regions (else unpickled from the artifact)
-        manifest_file = self.path / "manifest.json"
-        if not manifest_file.is_file():
-            raise DyclError(f"'{self.path}' is not a dycl artifact (no manifest.json)")
-        self.manifest = json.loads(manifest_file.read_text())
+        self.manifest = check(self.path)  # every file as dycl wrote it, before any of it runs
         self.host = _import_host(self.path)
         self._program: Any = None
         self._expected: list[tuple[torch.Size, torch.dtype]] | None = None

@@ -224,12 +224,13 @@ class UsesSvd(nn.Module):
         return h - 1
 
 
-def test_compile_falls_back_to_torch_on_export_failure(capsys):
+@pytest.mark.slow
+def test_compile_falls_down_the_chain_on_export_failure(capsys):
     model = UsesSvd().eval()
     cm = dycl.compile(model, [torch.randn(4, 4)], backend="onnxruntime")
     backends = {name: s["backend"] for name, s in cm.subgraphs.items()}
-    assert set(backends.values()) == {"torch", "onnxruntime"}, backends
-    (fallen,) = [name for name, b in backends.items() if b == "torch"]
+    assert set(backends.values()) == {"inductor", "onnxruntime"}, backends  # the next step of the chain
+    (fallen,) = [name for name, b in backends.items() if b == "inductor"]
     assert any(
         note.startswith(f"{fallen}: onnxruntime cannot compile it (sub-DNN {fallen} could not be exported to ONNX")
         and "svdvals" in note

@@ -40,6 +40,20 @@ def test_run_artifact(tmp_path):
     assert r.stdout.startswith("output 0: shape [1, 16] float32")
     h = run("dycl", "hcfg", str(tmp_path / "o"))
     assert h.returncode == 0 and h.stdout.startswith("digraph hcfg")
+    # .npy in, .npy out: every path of the model, equal to eager.
+    import numpy as np
+    import torch
+
+    import branchy
+
+    model = branchy.make_model()
+    for k, (x,) in branchy.branch_inputs().items():
+        np.save(tmp_path / f"{k}.npy", x.numpy())
+        r = run("dycl", "run", str(tmp_path / "o"), "--input", str(tmp_path / f"{k}.npy"), "-o", str(tmp_path / k))
+        assert r.returncode == 0, r.stderr
+        with torch.no_grad():
+            want = model(x).numpy()
+        assert np.abs(np.load(tmp_path / k / "output_0.npy") - want).max() <= 1e-5
 
 
 def test_dycl_opt_parse_error_is_located(tmp_path):

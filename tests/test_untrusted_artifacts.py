@@ -41,6 +41,17 @@ def torch_artifact(tmp_path_factory, branchy):
     return out
 
 
+def _reseal(art: Path) -> None:
+    """An attacker who rewrites the manifest too: the hashes match the planted files,
+    so what is tested is the loader's own defence."""
+    import json
+
+    from dycl.artifact import seal
+
+    manifest = json.loads((art / "manifest.json").read_text())
+    (art / "manifest.json").write_text(json.dumps(seal(art, manifest)))
+
+
 def _rewrite_zip(path: Path, change) -> None:
     with zipfile.ZipFile(path) as z:
         entries = [(i, z.read(i.filename)) for i in z.infolist()]
@@ -67,6 +78,9 @@ def test_a_planted_pickle_in_a_pt2_sub_dnn_never_runs(torch_artifact, tmp_path):
 
     _rewrite_zip(pt2, change)
     assert planted, "the .pt2 archive should hold a pickle to plant"
+    with pytest.raises(dycl.DyclError, match="SHA-256 mismatch"):
+        dycl.load(art)  # the manifest's hashes catch it first
+    _reseal(art)
     with pytest.raises(dycl.DyclError, match="cannot load the compiled model .* UnpicklingError"):
         dycl.load(art)(torch.randn(1, 16))
     assert not marker.exists()
@@ -94,6 +108,7 @@ def test_a_planted_fallback_model_pickle_is_refused(tmp_path):
     ok = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, cwd=tmp_path)
     assert ok.returncode == 0, ok.stderr[-2000:]
     torch.save({"model": _Payload(marker)}, out / "model.pt")
+    _reseal(out)
     bad = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, cwd=tmp_path)
     assert bad.returncode != 0
     assert "posix.system" in bad.stderr and "refusing to load it" in bad.stderr, bad.stderr[-2000:]
