@@ -29,14 +29,14 @@ def test_parallel_build_matches_serial_and_eager(monkeypatch, tmp_path):
 
 
 def test_parallel_build_falls_back_per_sub_dnn(monkeypatch):
-    """A backend error in a worker gives the same note and torch fallback as in-process."""
+    """A backend error in a worker gives the same note and next-in-chain fallback as in-process."""
     from test_backend_onnxruntime import UsesSvd
 
     monkeypatch.setenv("DYCL_CACHE_DIR", "off")
     model = UsesSvd().eval()
     cm = dycl.compile(model, [torch.randn(4, 4)], backend="onnxruntime", jobs=2)
     backends = {name: s["backend"] for name, s in cm.subgraphs.items()}
-    assert set(backends.values()) == {"torch", "onnxruntime"}, backends
+    assert set(backends.values()) == {"inductor", "onnxruntime"}, backends  # onnxruntime -> inductor
     assert any("could not be exported to ONNX" in note and "svdvals" in note for note in cm.report.fallbacks)
     with torch.no_grad():
         for x in (torch.randn(4, 4) * 10, torch.zeros(4, 4)):
