@@ -1069,7 +1069,8 @@ class ReturnOp(IRDLOperation):
     """`return` from the enclosing host function: at the end of its body, or early
     from inside a branch (also within loops). Unlike `func.return`, the values only
     need to fit the function's result types (`!dycl.any`/`!dycl.pyobj` take any
-    value), so paths may return values of different types.
+    value), so paths may return values of different types. Right after a `dycl.raise`
+    it returns no values: it only ends the block (it is never reached).
 
     ```mlir
     dycl.if %c {
@@ -1096,7 +1097,8 @@ class ReturnOp(IRDLOperation):
         assert isinstance(func, FuncOp)
         expected = list(func.function_type.outputs.data)
         got = [v.type for v in self.values]
-        if not types_accept(expected, got):
+        unreachable = isinstance(self.prev_op, RaiseOp) and not got  # only ends the block after a raise
+        if not unreachable and not types_accept(expected, got):
             raise VerifyException(
                 f"'dycl.return' returns ({', '.join(map(str, got))}) but the enclosing "
                 f"function returns ({', '.join(map(str, expected))})"
@@ -1320,6 +1322,47 @@ class CallSubgraphOp(IRDLOperation):
         )
 
 
+@irdl_op_definition
+class RaiseOp(IRDLOperation):
+    """Raises a Python exception on the host: an `assert` or `raise` of the model's
+    code whose condition is known only at run time, so the compiled model fails
+    where eager fails, with the same exception type and arguments.
+
+    `exception` is the importable name of the exception class; the operands are
+    the arguments of its constructor (host values: a message, numbers). It never
+    returns, so nothing after it in its block runs.
+
+    ```mlir
+    dycl.if %too_big {
+      %msg = dycl.constant "too big"
+      dycl.raise "builtins.ValueError"(%msg) : !dycl.pyobj
+      dycl.yield
+    } else {
+      dycl.yield
+    }
+    ```
+    """
+
+    name = "dycl.raise"
+    args = var_operand_def()
+    exception = prop_def(StringAttr)
+
+    assembly_format = "$exception `(` $args `)` attr-dict (`:` type($args)^)?"
+
+    def __init__(self, exception: str, args: Sequence[SSAValue] = ()):
+        super().__init__(operands=[args], properties={"exception": StringAttr(exception)})
+
+    def verify_(self) -> None:
+        parts = self.exception.data.split(".")
+        if len(parts) < 2 or not all(p.isidentifier() for p in parts):
+            raise VerifyException(
+                f"'dycl.raise' needs the qualified name of an exception class (e.g. builtins.ValueError), "
+                f"got {self.exception.data!r}")
+        for v in self.args:
+            if contains_tensor_type(v.type):
+                raise VerifyException("'dycl.raise' arguments are host values, not tensors")
+
+
 HOST_ONLY_OPS: tuple[type[Operation], ...] = (
     ToBoolOp,
     ItemOp,
@@ -1332,6 +1375,7 @@ HOST_ONLY_OPS: tuple[type[Operation], ...] = (
     CallSubgraphOp,
     TensorRegionOp,
     PyRegionOp,
+    RaiseOp,
 )
 
 TENSOR_OPS: tuple[type[Operation], ...] = (
@@ -1364,6 +1408,7 @@ DYCL = Dialect(
         TensorRegionOp,
         CallSubgraphOp,
         PyRegionOp,
+        RaiseOp,
     ],
     [AnyValueType, PyObjType, GlobalAttr],
 )

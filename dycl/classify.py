@@ -13,6 +13,7 @@ from dycl.dialects import dycl as d
 TENSOR, HOST, FREE = "tensor", "host", "free"
 
 _CALLS = (d.CallModuleOp, d.CallFunctionOp, d.CallMethodOp)
+_HOST_WRAPPERS = ("torch.return_types.", "builtins.dict")
 
 
 def _tensorish(v: SSAValue) -> bool:
@@ -32,6 +33,8 @@ def classify(op: Operation) -> str:
         return TENSOR if d.is_tensor_type(op.result.type) else FREE
     if isinstance(op, d.ParamOp):
         return TENSOR
+    if isinstance(op, d.CallFunctionOp) and op.target.data.startswith(_HOST_WRAPPERS):
+        return HOST  # named tuples and dicts of results: host plumbing, like a tuple
     if isinstance(op, _CALLS):
         if isinstance(op, d.CallModuleOp) or any(_tensorish(v) for v in (*op.operands, op.result)):
             return TENSOR

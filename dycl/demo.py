@@ -37,6 +37,10 @@ def max_abs_error(a: Any, b: Any) -> float:
         if len(a) != len(b):
             return float("inf")
         return max((max_abs_error(x, y) for x, y in zip(a, b)), default=0.0)
+    if isinstance(a, dict):
+        if list(a) != list(b):
+            return float("inf")
+        return max((max_abs_error(a[k], b[k]) for k in a), default=0.0)
     if isinstance(a, float):
         return abs(a - b)
     return 0.0 if a == b else float("inf")

@@ -73,10 +73,18 @@ def to_torch(value: Any) -> Any:
 
     if isinstance(value, torch.Tensor):
         return value
-    if isinstance(value, tuple) and not hasattr(value, "_fields"):
-        return tuple(to_torch(v) for v in value)
+    if isinstance(value, torch.Size):
+        return value
+    if isinstance(value, tuple):
+        items = tuple(to_torch(v) for v in value)
+        # Named tuples (torch.return_types.*, collections.namedtuple) keep their type.
+        if type(value) is tuple:
+            return items
+        return type(value)(items) if hasattr(type(value), "n_fields") else type(value)(*items)
     if isinstance(value, list):
         return [to_torch(v) for v in value]
+    if isinstance(value, dict):
+        return {k: to_torch(v) for k, v in value.items()}
     if hasattr(value, "__dlpack__") and not isinstance(value, (int, float, bool)):
         return torch.from_dlpack(value)
     return value

@@ -13,6 +13,7 @@ import torch
 
 from dycl.artifact import check
 from dycl.diagnostics import DyclError, InputError
+from dycl.pyregion import to_torch
 
 _loaded = 0
 
@@ -28,19 +29,6 @@ def _import_host(path: Path) -> Any:
     sys.modules[name] = module
     spec.loader.exec_module(module)
     return module
-
-
-def to_torch(value: Any) -> Any:
-    """Backend tensors → torch tensors (zero-copy via DLPack), through tuples/lists."""
-    if isinstance(value, torch.Tensor):
-        return value
-    if isinstance(value, tuple):
-        return tuple(to_torch(v) for v in value)
-    if isinstance(value, list):
-        return [to_torch(v) for v in value]
-    if hasattr(value, "__dlpack__"):
-        return torch.from_dlpack(value)
-    return value
 
 
 class CompiledModel:

@@ -6,6 +6,8 @@ import math
 from dataclasses import dataclass
 from typing import Any
 
+import torch
+
 from xdsl.context import Context
 from xdsl.dialects import arith
 from xdsl.dialects.builtin import (
@@ -54,6 +56,9 @@ def constant_of(v: SSAValue) -> Any:
             return python_constant(op.value)
         except Exception:
             return _NO_VALUE
+    if isinstance(op, d.CallFunctionOp) and op.target.data == "torch.Size" and len(op.operands) == 1:
+        dims = constant_of(op.operands[0])
+        return _NO_VALUE if dims is _NO_VALUE else torch.Size(dims)
     if isinstance(op, d.MakeTupleOp):
         items = [constant_of(e) for e in op.elements]
         if any(i is _NO_VALUE for i in items):
@@ -77,6 +82,9 @@ def materialize(value: Any, loc: Attribute) -> list[Operation] | None:
         ops = [d.ConstantOp(NoneAttr())]
     elif isinstance(value, str):
         ops = [d.ConstantOp(StringAttr(value))]
+    elif isinstance(value, torch.Size):
+        dims = d.ConstantOp(ArrayAttr([IntegerAttr(x, i64) for x in value]))
+        ops = [dims, d.CallFunctionOp("torch.Size", [dims.result], result_type=d.PYOBJ)]  # eager's type
     elif isinstance(value, tuple) and all(isinstance(x, (int, float)) and not isinstance(x, bool) for x in value):
         ops = [d.ConstantOp(ArrayAttr([IntegerAttr(x, i64) if isinstance(x, int) else FloatAttr(x, f64) for x in value]))]
     else:
@@ -129,7 +137,7 @@ def _shape_value(t: TensorType, i: int) -> Any:
 
 def _full_shape(t: TensorType) -> Any:
     shape = tuple(t.get_shape())
-    return _NO_VALUE if DYNAMIC_INDEX in shape else shape
+    return _NO_VALUE if DYNAMIC_INDEX in shape else torch.Size(shape)
 
 
 def _shape_of(v: SSAValue) -> TensorType | None:

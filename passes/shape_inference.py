@@ -139,6 +139,8 @@ class _Inferrer:
             if isinstance(op, d.BreakOp):
                 self.breaks.append([self.get(v) for v in op.values])
                 return None
+            if isinstance(op, d.RaiseOp):
+                return None  # the path ends here: what follows never runs
             self.run_op(op, returns)
         return None
 

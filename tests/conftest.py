@@ -8,6 +8,12 @@ EXAMPLES = ROOT / "examples"
 sys.path.insert(0, str(EXAMPLES))
 sys.path.insert(0, str(ROOT / "tests"))
 
+# The first compile raises Python's recursion limit for nested IR (dycl/nesting.py);
+# do it up front, so it never changes inside a hypothesis test (which warns).
+from dycl.nesting import allow_depth  # noqa: E402
+
+allow_depth(64)
+
 
 @pytest.fixture(scope="session")
 def branchy():

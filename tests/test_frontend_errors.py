@@ -13,16 +13,21 @@ import dycl
 from dycl.frontend.lowering import lower_module
 
 CASES = {
-    "try": ("try:\n    y = self.fc(x)\nexcept Exception:\n    y = x\nreturn y", "try/except"),
-    "with": ("with torch.no_grad():\n    y = self.fc(x)\nreturn y", "with statement"),
-    "lambda": ("f = lambda t: t\nreturn f(x)", "lambda"),
-    "listcomp": ("ys = [self.fc(x) for _ in range(2)]\nreturn ys[0]", "list comprehension"),
-    "generator": ("return sum(t for t in (x, x))", "generator expression"),
+    # A try whose body may raise at run time (an index read from data) is not its body.
+    "try": ("try:\n    y = x[:, int(x.argmax())]\nexcept IndexError:\n    y = x\nreturn y",
+            "try/except whose body may raise at run time"),
+    # Context managers other than grad-mode switches, nullcontext and profiler ranges.
+    "with": ("with torch.autocast('cpu', enabled=False):\n    y = self.fc(x)\nreturn y", "with statement"),
+    "nonlocal": ("def bump():\n    nonlocal x\n    x = x + 1\nbump()\nreturn x",
+                 "nested function 'bump' that rebinds an outer name (nonlocal/global)"),
+    "listcomp": ("n = int(x.sum() > 0) + 1\nys = [x * k for k in range(n)]\nreturn ys[-1]",
+                 "comprehension over a run-time value"),
+    "generator": ("return sum(t for t in x if t.sum() > 0)", "comprehension filter on a run-time value"),
     "exec": ("exec('y = 1')\nreturn x", "exec()"),
     "random": ("import random\nreturn x", "import statement"),
     "mutate_param": ("self.fc.weight = None\nreturn x", "assignment to a module attribute"),
     "setitem": ("x[0] = 1.0\nreturn x", "item assignment"),
-    "raise": ("raise ValueError('no')", "raise statement"),
+    "raise": ("raise ValueError(x)", "raise of an exception carrying tensors"),
     "inplace": ("x.add_(1.0)\nreturn x", "in-place tensor method 'add_'"),
     "inplace_view": ("y = x[0]\nx += 1.0\nreturn y", "in-place update of 'x', which shares its storage with 'y'"),
     "inplace_path_alias": (
@@ -94,7 +99,7 @@ def test_cli_reports_frontend_error_without_traceback(tmp_path):
         "import torch\nfrom torch import nn\n\n"
         "class M(nn.Module):\n"
         "    def forward(self, x):\n"
-        "        with torch.no_grad():\n"
+        "        with torch.autocast('cpu', enabled=False):\n"
         "            return x\n\n"
         "def make_model():\n    return M()\n"
     )

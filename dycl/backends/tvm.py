@@ -25,6 +25,8 @@ def tvm_target(target: Target):
 def export(spec: SubgraphSpec) -> torch.export.ExportedProgram:
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", FutureWarning)
+        # nn.LSTM/GRU re-gather their weights on every call (a torch internal, not the model's state).
+        warnings.filterwarnings("ignore", message=r"The tensor attributes self\..*_flat_weights.* were assigned during export")
         try:
             return torch.export.export(spec.graph_module, tuple(spec.example_inputs))
         except Exception as e:

@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from torch import nn
-from xdsl.ir import Operation, SSAValue
+from xdsl.ir import BlockArgument, Operation, SSAValue
 
 from dycl.dialects import dycl as d
 from dycl.frontend.values import SeqVal, Value
@@ -72,7 +72,34 @@ def possible_roots(v: SSAValue, model: nn.Module, joins: dict[SSAValue, list[SSA
         if root not in roots:
             roots.add(root)
             stack.extend(joins.get(root, ()))
+            stack.extend(_loop_sources(root))
     return roots
+
+
+def _loop_sources(v: SSAValue) -> list[SSAValue]:
+    """A loop's k-th result or carried block argument may be its k-th initial value
+    or what any iteration yields or breaks with (`y = x` inside a loop aliases x)."""
+    if isinstance(v, BlockArgument):
+        loop = v.block.parent_op()
+        if not isinstance(loop, (d.ForOp, d.WhileOp)):
+            return []
+        k = v.index - (1 if isinstance(loop, d.ForOp) else 0)  # a for body's first argument is the index
+        if k < 0:
+            return []
+    elif isinstance(v.owner, (d.ForOp, d.WhileOp)):
+        loop, k = v.owner, v.index
+    else:
+        return []
+    sources = [loop.iter_args[k]] if k < len(loop.iter_args) else []
+    stack = list(loop.body.block.ops)
+    while stack:
+        op = stack.pop()
+        if isinstance(op, (d.YieldOp, d.BreakOp)) and op.parent_op() is not None and (
+                op.parent_op() is loop or isinstance(op, d.BreakOp)) and k < len(op.operands):
+            sources.append(op.operands[k])
+        if not isinstance(op, (d.ForOp, d.WhileOp)):  # a nested loop's yields and breaks are its own
+            stack.extend(o for r in op.regions for b in r.blocks for o in b.ops)
+    return sources
 
 
 def bound_values(env: dict[str, Value]) -> Iterator[tuple[str, SSAValue]]:

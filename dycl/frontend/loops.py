@@ -15,18 +15,21 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from torch import nn
-from xdsl.dialects.builtin import i64
+from xdsl.dialects.builtin import TensorType, i64
 from xdsl.ir import Block, Operation, Region, SSAValue
 
 from dycl.dialects import dycl as d
 from dycl.frontend.inplace import bound_values, maybe_tensor, possible_roots
 from dycl.frontend.restructure import always_exits, contains_exit, guard_breaks, init_flag, restructure, unless
-from dycl.frontend.values import GlobalRef, ModuleRef, PathDependent, SeqVal, Static, Value, copy_env, same_value
+from dycl.frontend.values import Closure, DictVal, GlobalRef, ModuleRef, PathDependent, SeqVal, Static, Value, copy_env, same_value
 
 if TYPE_CHECKING:
     from dycl.frontend.lowering import Lowerer, _Scope
 
 _BOUND_COMMENT = re.compile(r"#\s*dycl:\s*max_iterations\s*=\s*(\d+)")
+
+# Compile-time values whose iteration order is fixed (sets are not: hash seeds differ).
+_ITERABLE_CONSTANTS = (range, tuple, list, str, dict, type({}.keys()), type({}.values()), type({}.items()))
 
 # Ops one loop with `break` may emit while each path gets its own copy of the
 # code after it; past this the loop is lowered again with a flag (no copies).
@@ -46,30 +49,33 @@ class OverBudget(Exception):
 
 def _snapshot(scopes: list[_Scope]) -> Any:
     """What lowering may mutate in `scopes` (envs, lists in them, exits); returns a restorer."""
-    seqs: dict[int, tuple[SeqVal, list[Any]]] = {}
+    seqs: dict[int, tuple[SeqVal, list[Any], list[Any]]] = {}
 
     def visit(v: Any) -> None:
         if isinstance(v, SeqVal) and id(v) not in seqs:
-            seqs[id(v)] = (v, list(v.items))
+            seqs[id(v)] = (v, list(v.items), list(getattr(v, "keys", ())))
             for x in v.items:
                 visit(x)
 
     saved = []
     for sc in scopes:
-        saved.append((sc, dict(sc.env), sc.terminated, list(sc.returned)))
+        saved.append((sc, dict(sc.env), sc.terminated, list(sc.returned), sc.raised))
         for v in sc.env.values():
             visit(v)
         for v in sc.returned:
             visit(v)
 
     def restore() -> None:
-        for seq, items in seqs.values():
+        for seq, items, keys in seqs.values():
             seq.items = list(items)  # a copy: restore may run twice
-        for sc, env, terminated, returned in saved:
+            if isinstance(seq, DictVal):
+                seq.keys = list(keys)
+        for sc, env, terminated, returned, raised in saved:
             sc.env.clear()
             sc.env.update(env)
             sc.terminated = terminated
             sc.returned[:] = returned
+            sc.raised = raised
 
     return restore
 
@@ -142,7 +148,7 @@ class LoopLowering:
         if s.orelse:
             raise self.unsupported(s, "for ... else")
         it = self.expr(s.iter, scope)
-        items = self._static_items(it)
+        items = self.iter_items(it, s.iter)
         has_break = contains_exit(s.body, (ast.Break,))
         if items is None:
             if isinstance(it, RuntimeRange):
@@ -163,11 +169,21 @@ class LoopLowering:
                 pass
         return self._unrolled_for(s, items, rest if has_break else None, scope)
 
-    def _static_items(self: Lowerer, it: Value | RuntimeRange) -> list[Value] | None:
-        if isinstance(it, Static) and isinstance(it.value, (range, tuple, list)):
+    def iter_items(self: Lowerer, it: Value | RuntimeRange, node: ast.AST) -> list[Value] | None:
+        """What iterating `it` yields, when that is known at compile time: Python
+        sequences and dicts (keys), module containers, and the rows of a tensor
+        whose first dimension is static. None if it is known only at run time."""
+        if isinstance(it, Static) and isinstance(it.value, _ITERABLE_CONSTANTS):
             return [Static(x) for x in it.value]
+        if isinstance(it, DictVal):
+            return [Static(k) for k in it.keys]
         if isinstance(it, SeqVal):
             return list(it.items)
+        if isinstance(it, SSAValue) and isinstance(it.type, TensorType) and it.type.get_shape():
+            n = it.type.get_shape()[0]
+            if n < 0:
+                return None
+            return [self.call_function("_operator.getitem", [it, Static(i)], {}, node) for i in range(n)]
         if isinstance(it, ModuleRef) and isinstance(it.module, (nn.Sequential, nn.ModuleList)):
             return list(it.members())
         if isinstance(it, ModuleRef) and isinstance(it.module, nn.ModuleDict):
@@ -307,7 +323,7 @@ class LoopLowering:
             mark = self._mark()
             scratch = Block()
             with self._in_block(scratch):
-                test = self.expr(s.test, scope)
+                test = self.truth(s.test, scope)
             scratch.erase(safe_erase=False)
             self._rollback(mark)
             if not isinstance(test, Static):
@@ -315,7 +331,7 @@ class LoopLowering:
             if not test.value:
                 return
             if contains_exit(s.body, (ast.Break, ast.Continue)):
-                raise self.unsupported(s, "break/continue in a while loop with a compile-time condition")
+                break  # `while True: ... break`: a host loop, as long as eager's
             self._lower_body(s.body, scope)
             if scope.terminated:
                 return
@@ -356,7 +372,7 @@ class LoopLowering:
         inits = [self.materialize(scope.env[n], s) for n in carried]
         with self._in_block(cond_block):
             sub = self._loop_scope(scope, carried, cond_block.args)
-            c = self.to_bool(self.expr(s.test, sub), s.test)
+            c = self.to_bool(self.truth(s.test, sub), s.test)
             cond_block.add_op(d.ConditionOp(c))
         sub = self._loop_scope(scope, carried, body_block.args)
         self.loops.append(_RolledLoop(carried))
@@ -412,7 +428,7 @@ class LoopLowering:
                        if n in scope.env and not isinstance(scope.env[n], PathDependent))
         for n in names:
             v = scope.env[n]
-            if isinstance(v, (SeqVal, ModuleRef, GlobalRef)):
+            if isinstance(v, (SeqVal, ModuleRef, GlobalRef, Closure)):
                 raise NeedsStatic
         return names
 

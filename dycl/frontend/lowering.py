@@ -38,6 +38,10 @@ from xdsl.ir import Attribute, Block, BlockArgument, Operation, Region, SSAValue
 
 from dycl.diagnostics import FrontendError, SourceLoc
 from dycl.dialects import dycl as d
+from dycl.frontend.containers import ContainerLowering
+from dycl.frontend.contexts import flatten_transparent_with
+from dycl.frontend.exceptions import TryLowering
+from dycl.frontend.functions import FunctionLowering
 from dycl.frontend.restructure import always_exits, lift_loop_returns, restructure
 from dycl.nesting import allow_depth
 from dycl.frontend.inplace import bound_values, maybe_tensor, possible_roots, rebind
@@ -45,6 +49,8 @@ from dycl.frontend.loops import LoopLowering, NeedsStatic, OverBudget, RuntimeRa
 from dycl.frontend.regions import RegionLowering, RegionRecord, Widen, has_loose_exit, has_return
 from dycl.types import tensor_type_of
 from dycl.frontend.values import (
+    Closure,
+    DictVal,
     GlobalRef,
     ObjectRef,
     StaticObject,
@@ -59,6 +65,8 @@ from dycl.frontend.values import (
     is_leaf_module,
     same_value,
     qualname_of,
+    resolve_qualname,
+    return_type_of,
 )
 
 BINOPS: dict[type[ast.operator], tuple[str, Callable[[Any, Any], Any]]] = {
@@ -98,27 +106,21 @@ UNSUPPORTED_STMTS: dict[type[ast.stmt], str] = {
     ast.AsyncWith: "async with",
     ast.AsyncFor: "async for",
     ast.AsyncFunctionDef: "nested async function",
-    ast.FunctionDef: "nested function definition",
     ast.ClassDef: "nested class definition",
     ast.Global: "global statement",
     ast.Nonlocal: "nonlocal statement",
     ast.Delete: "del statement",
-    ast.Raise: "raise statement",
     ast.Import: "import statement",
     ast.ImportFrom: "import statement",
 }
 UNSUPPORTED_EXPRS: dict[type[ast.expr], str] = {
-    ast.Lambda: "lambda",
-    ast.GeneratorExp: "generator expression",
     ast.Yield: "yield (generator)",
     ast.YieldFrom: "yield from (generator)",
     ast.Await: "await",
-    ast.ListComp: "list comprehension",
     ast.SetComp: "set comprehension",
-    ast.DictComp: "dict comprehension",
     ast.Set: "set literal",
     ast.NamedExpr: "assignment expression (:=)",
-    ast.Starred: "starred expression",
+    ast.Starred: "starred expression outside a call",
 }
 FORBIDDEN_CALLS = {
     "exec": "exec()", "eval": "eval()", "print": "print()", "input": "input()",
@@ -126,6 +128,8 @@ FORBIDDEN_CALLS = {
     "random.random": "Python-side randomness (random)", "random.randint": "Python-side randomness (random)",
 }
 
+
+_LAYOUT_ONLY_METHODS = {"flatten_parameters"}
 
 _MUTATING_METHODS = {"append", "extend", "insert", "pop", "remove", "clear", "update", "setdefault", "add",
                      "discard", "sort", "reverse", "popitem"}
@@ -152,6 +156,7 @@ class _Scope:
     terminated: bool = False
     # For inlined functions: the value each returning path produced.
     returned: list[Value] = field(default_factory=list)
+    raised: bool = False  # terminated by a `dycl.raise`: the path yields nothing
 
 
 @dataclass(frozen=True)
@@ -168,7 +173,7 @@ def _fill_slots(v: Value, results: list[SSAValue], name: str) -> Value:
             r.name_hint = name
         return r
     if isinstance(v, SeqVal):
-        return SeqVal([_fill_slots(x, results, name) for x in v.items], v.is_list)
+        return v.like([_fill_slots(x, results, name) for x in v.items])
     return v
 
 
@@ -185,7 +190,7 @@ def _assigned_names(stmts: Sequence[ast.stmt]) -> set[str]:
     return names
 
 
-class Lowerer(LoopLowering, RegionLowering):
+class Lowerer(LoopLowering, RegionLowering, ContainerLowering, FunctionLowering, TryLowering):
     """Lowers one model: `lower()` returns a module with `func.func @forward`.
 
     `fallback` says what an untranslatable statement becomes: an error ("none"),
@@ -219,6 +224,7 @@ class Lowerer(LoopLowering, RegionLowering):
         self.emitted = 0  # ops emitted so far
         self.budgets: list[tuple[object, int]] = []  # per-path loops being lowered: (owner, op limit)
         self.strict_joins: list[set[str]] = []  # flagged loops being lowered: names read after each
+        self.named_tuples: dict[SSAValue, str] = {}  # results that are torch.return_types.* in eager
 
     # ------------------------------------------------------------------ driver
 
@@ -276,7 +282,7 @@ class Lowerer(LoopLowering, RegionLowering):
             file = inspect.getsourcefile(function) or "<unknown>"
         except (OSError, TypeError) as e:
             raise FrontendError(f"cannot read the Python source of {owner}.{function.__name__}: {e}")
-        tree = ast.parse(textwrap.dedent("".join(lines)))
+        tree = flatten_transparent_with(ast.parse(textwrap.dedent("".join(lines))), function.__globals__)
         indent = len(lines[0]) - len(lines[0].lstrip())
         fn = _Function(f"{owner}.{function.__name__}", file, first_line, function.__globals__, inline, indent,
                        [line.rstrip("\n") for line in lines], tree,
@@ -338,6 +344,9 @@ class Lowerer(LoopLowering, RegionLowering):
         finally:
             self.block = saved
 
+    def _new_scope(self, env: dict[str, Value]) -> _Scope:
+        return _Scope(env=env)
+
     def materialize(self, v: Value, node: ast.AST) -> SSAValue:
         """An SSA value for `v`, emitting constants for statically known values."""
         if isinstance(v, SSAValue):
@@ -361,14 +370,24 @@ class Lowerer(LoopLowering, RegionLowering):
                 return self.emit(d.CallFunctionOp("builtins.slice", parts, result_type=d.PYOBJ), node).results[0]
             if x is Ellipsis:
                 return self.emit(d.ConstantOp(d.GlobalAttr("builtins.Ellipsis")), node).results[0]
-            if isinstance(x, (tuple, list, torch.Size)):
-                return self.materialize(SeqVal([Static(e) for e in x], isinstance(x, list)), node)
+            if isinstance(x, (tuple, list)):
+                items = self.materialize(SeqVal([Static(e) for e in x], isinstance(x, list)), node)
+                if isinstance(x, torch.Size):  # eager's type, for code that checks it
+                    return self.emit(d.CallFunctionOp("torch.Size", [items], result_type=d.PYOBJ), node).results[0]
+                return items
             if isinstance(x, torch.Tensor):
                 raise self.error(node, "tensor constants held as Python attributes must be registered buffers")
             raise self.error(node, f"cannot use a Python {type(x).__name__} value at run time")
+        if isinstance(v, DictVal):
+            if not all(isinstance(k, str) and k.isidentifier() for k in v.keys):
+                raise self.error(node, "a dict whose keys are not all identifier strings cannot be used at run time")
+            values = [self.materialize(e, node) for e in v.items]
+            return self.emit(d.CallFunctionOp("builtins.dict", values, list(v.keys), result_type=d.PYOBJ), node).results[0]
         if isinstance(v, SeqVal):
             elems = [self.materialize(e, node) for e in v.items]
             return self.emit(d.MakeTupleOp(elems, is_list=v.is_list), node).results[0]
+        if isinstance(v, Closure):
+            raise self.error(node, f"the function '{v.name}' cannot be used as a run-time value, only called")
         if isinstance(v, ModuleRef):
             raise self.error(node, f"submodule '{v.path or 'self'}' cannot be used as a value, only called")
         if isinstance(v, GlobalRef):
@@ -377,7 +396,22 @@ class Lowerer(LoopLowering, RegionLowering):
 
     def call_function(self, target: str, args: Sequence[Value], kwargs: dict[str, Value], node: ast.AST) -> SSAValue:
         ops = [self.materialize(a, node) for a in args] + [self.materialize(v, node) for v in kwargs.values()]
-        return self.emit(d.CallFunctionOp(target, ops, list(kwargs)), node).results[0]
+        result = self.emit(d.CallFunctionOp(target, ops, list(kwargs)), node).results[0]
+        op = target.rpartition(".")[2]
+        if target.startswith("torch.linalg."):
+            op = f"linalg_{op}"
+        if target.startswith("torch.") and (named := return_type_of(op, args[1:], kwargs)):
+            self.named_tuples[result] = named
+        return result
+
+    def for_python(self, v: Value, node: ast.AST) -> Value:
+        """`v` as eager's Python code sees it: `torch.return_types.*` results get
+        their named-tuple type back (a plain tuple inside compiled code)."""
+        if isinstance(v, SSAValue) and v in self.named_tuples:
+            return self.emit(d.CallFunctionOp(self.named_tuples[v], [v]), node).results[0]
+        if isinstance(v, SeqVal):
+            return v.like([self.for_python(x, node) for x in v.items])
+        return v
 
     # -------------------------------------------------------------- statements
 
@@ -454,6 +488,12 @@ class Lowerer(LoopLowering, RegionLowering):
     def _stmt(self, s: ast.stmt, scope: _Scope) -> None:
         if isinstance(s, (ast.Global, ast.Nonlocal)) and self.fallback != "none":
             return  # the names are run-time state: their reads and writes become regions
+        if isinstance(s, ast.FunctionDef):
+            scope.env[s.name] = self._closure(s, s.args, s.decorator_list, scope)
+            return
+        if isinstance(s, ast.Try):
+            self.lower_try(s, scope)
+            return
         if type(s) in UNSUPPORTED_STMTS:
             raise self.unsupported(s, UNSUPPORTED_STMTS[type(s)])
         match s:
@@ -491,14 +531,48 @@ class Lowerer(LoopLowering, RegionLowering):
                 self.lower_break(s, scope)
             case ast.Continue():
                 raise self.unsupported(s, "continue outside a loop")
-            case ast.Assert(test=test):
-                v = self.expr(test, scope)
-                if not isinstance(v, Static):
-                    raise self.unsupported(s, "assert on a run-time value")
-                if not v.value:
-                    raise self.error(s, "assertion is always false for this model")
+            case ast.Assert(test=test, msg=msg):
+                v = self.truth(test, scope)
+                if isinstance(v, Static):
+                    if not v.value:
+                        raise self.error(s, "assertion is always false for this model")
+                    return
+                # A host check: the failing path raises AssertionError(msg), as eager does.
+                self._branch(self.to_bool(v, test), [], [], scope, s, then_fn=lambda sub: None,
+                             else_fn=lambda sub: self.raise_on_host(GlobalRef("builtins.AssertionError", AssertionError),
+                                                                    [] if msg is None else [self.expr(msg, sub)], sub, s))
+            case ast.Raise(exc=exc, cause=None) if exc is not None:
+                cls, args = self._exception(exc, scope)
+                self.raise_on_host(cls, args, scope, s)
             case _:
                 raise self.unsupported(s, type(s).__name__)
+
+    def _exception(self, exc: ast.expr, scope: _Scope) -> tuple[GlobalRef, list[Value]]:
+        """`raise Cls(args)` / `raise Cls`: the class and its arguments."""
+        call_args: list[Value] = []
+        target = exc
+        if isinstance(exc, ast.Call):
+            if exc.keywords or any(isinstance(a, ast.Starred) for a in exc.args):
+                raise self.unsupported(exc, "raise with keyword or starred arguments")
+            target = exc.func
+            call_args = [self.expr(a, scope) for a in exc.args]
+        cls = self.expr(target, scope)
+        if not (isinstance(cls, GlobalRef) and isinstance(cls.obj, type) and issubclass(cls.obj, BaseException)):
+            raise self.unsupported(exc, "raise of something other than an exception class or a call of one")
+        for a in call_args:
+            if isinstance(a, SSAValue) and d.contains_tensor_type(a.type):
+                raise self.unsupported(exc, "raise of an exception carrying tensors")
+        return cls, call_args
+
+    def raise_on_host(self, cls: GlobalRef, args: list[Value], scope: _Scope, node: ast.AST) -> None:
+        """`dycl.raise`: this path ends, raising as eager does (an unreachable `return` keeps the IR well formed)."""
+        operands = [self.materialize(a, node) for a in args]
+        if any(v.type == d.ANY for v in operands):
+            raise self.unsupported(node, "raise with arguments that may be tensors")
+        self.emit(d.RaiseOp(cls.qualname, operands), node)
+        self.emit(d.ReturnOp(), node)
+        scope.terminated = True
+        scope.raised = True
 
     def _update_in_place(self, name: str, old: SSAValue, new: SSAValue, scope: _Scope, node: ast.AST) -> None:
         """`name op= e` on a tensor: every name holding the tensor, here or in a caller, sees `new`."""
@@ -547,12 +621,16 @@ class Lowerer(LoopLowering, RegionLowering):
                     self._assign(t, item, scope)
             case ast.Attribute():
                 raise self.unsupported(target, "assignment to a module attribute (in-place mutation of the model)")
+            case ast.Subscript() if self.assign_item(target, v, scope):
+                return
             case ast.Subscript():
                 raise self.unsupported(target, "item assignment (in-place tensor mutation)")
             case _:
                 raise self.unsupported(target, f"assignment target {type(target).__name__}")
 
     def _unpack(self, v: Value, n: int, node: ast.AST) -> list[Value]:
+        if isinstance(v, DictVal):
+            v = SeqVal([Static(k) for k in v.keys])
         if isinstance(v, SeqVal):
             if len(v.items) != n:
                 raise self.error(node, f"cannot unpack {len(v.items)} values into {n} names")
@@ -572,7 +650,7 @@ class Lowerer(LoopLowering, RegionLowering):
             scope.returned.append(value)
             scope.terminated = True
             return
-        self.emit(d.ReturnOp(self.materialize(value, node)), node)
+        self.emit(d.ReturnOp(self.materialize(self.for_python(value, node), node)), node)
         scope.terminated = True
 
     # ------------------------------------------------------------------- if
@@ -581,13 +659,13 @@ class Lowerer(LoopLowering, RegionLowering):
         if self.fallback == "statement":
             restore, mark, emitted = _snapshot([scope, *self._caller_scopes]), self._mark(), self.emitted
             try:
-                cond = self.expr(s.test, scope)
+                cond = self.truth(s.test, scope)
             except FrontendError as e:
                 self._restore((restore, mark, emitted))
                 self._branch(self.bool_region(s.test, scope, e), s.body, s.orelse, scope, s)
                 return
         else:
-            cond = self.expr(s.test, scope)
+            cond = self.truth(s.test, scope)
         if isinstance(cond, Static) or isinstance(cond, (ModuleRef, GlobalRef)):
             taken = s.body if (cond.value if isinstance(cond, Static) else True) else s.orelse
             self._lower_body(taken, scope)
@@ -628,9 +706,12 @@ class Lowerer(LoopLowering, RegionLowering):
             if all(n in sc.env for _, sc in live) and not all(same_value(sc.env[n], scope.env.get(n)) for _, sc in live)
         ) if live else []
         # Inlined functions: the returned value is merged like a name.
-        ret_live = self.fn is not None and self.fn.inline and all(sc.terminated and sc.returned for _, sc in branches)
+        # A path that raised ends in `dycl.raise` and an unreachable return: it merges nothing.
+        ret_live = self.fn is not None and self.fn.inline and all(
+            sc.terminated and (sc.returned or sc.raised) for _, sc in branches) and any(
+            not sc.raised for _, sc in branches)
         merging = (
-            [(b, {"$ret": sc.returned[-1]}) for b, sc in branches] if ret_live
+            [(b, {"$ret": sc.returned[-1]}) for b, sc in branches if not sc.raised] if ret_live
             else [(b, {n: sc.env[n] for n in names}) for b, sc in live]
         )
         slots: list[list[Value]] = []  # the values to yield: one per branch, per slot
@@ -668,6 +749,7 @@ class Lowerer(LoopLowering, RegionLowering):
                 self.block.add_op(moved)
             else_block.add_op(d.YieldOp())
             scope.terminated = True
+            scope.raised = all(sc.raised for _, sc in branches)
         return results
 
     def _merge_values(self, vals: list[Value], name: str, slots: list[list[Value]]) -> Value:
@@ -678,13 +760,12 @@ class Lowerer(LoopLowering, RegionLowering):
             and all(type(v.value) is type(first.value) and v.value == first.value for v in vals)  # type: ignore[union-attr]
         ):
             return first
-        if all(isinstance(v, SeqVal) and v.is_list == first.is_list and len(v.items) == len(first.items) for v in vals):
-            assert isinstance(first, SeqVal)
-            return SeqVal([self._merge_values([v.items[i] for v in vals], name, slots)  # type: ignore[union-attr]
-                           for i in range(len(first.items))], first.is_list)
+        if isinstance(first, SeqVal) and all(first.same_kind(v) for v in vals):
+            return first.like([self._merge_values([v.items[i] for v in vals], name, slots)  # type: ignore[union-attr]
+                               for i in range(len(first.items))])
         if self.strict_joins and any(isinstance(v, SeqVal) for v in vals):
             raise UnsafeJoin
-        if any(isinstance(v, (ModuleRef, GlobalRef, MethodRef, PathDependent, IndexedModule)) for v in vals):
+        if any(isinstance(v, (ModuleRef, GlobalRef, MethodRef, PathDependent, IndexedModule, Closure)) for v in vals):
             if any(name in names for names in self.strict_joins):
                 raise UnsafeJoin
             return next((v for v in vals if isinstance(v, PathDependent) and v.message), PathDependent(name))
@@ -726,8 +807,23 @@ class Lowerer(LoopLowering, RegionLowering):
                 return SeqVal(items)
             case ast.List(elts=elts):
                 return SeqVal([self.expr(x, scope) for x in elts], is_list=True)
-            case ast.Dict():
-                raise self.unsupported(e, "dict literal")
+            case ast.Dict(keys=keys, values=values):
+                out = DictVal()
+                for k, v in zip(keys, values):
+                    if k is None:  # {**other}
+                        other = self.expr(v, scope)
+                        for kk, vv in self._dict_items(other, v):
+                            out.set(kk, vv)
+                        continue
+                    key = self.expr(k, scope)
+                    if not isinstance(key, Static):
+                        raise self.unsupported(k, "dict key computed at run time")
+                    out.set(key.value, self.expr(v, scope))
+                return out
+            case ast.ListComp() | ast.GeneratorExp() | ast.DictComp():
+                return self._comprehension(e, scope)
+            case ast.Lambda(args=args, body=body):
+                return self._closure(e, args, [], scope)
             case ast.JoinedStr():
                 return self._fstring(e, scope)
             case ast.BinOp(left=left, op=op, right=right):
@@ -737,7 +833,7 @@ class Lowerer(LoopLowering, RegionLowering):
             case ast.Compare():
                 return self._compare(e, scope)
             case ast.BoolOp():
-                return self._boolop(e, scope)
+                return self._boolop_value(e, scope)
             case ast.IfExp(test=test, body=body, orelse=orelse):
                 return self._ifexp(test, body, orelse, scope, e)
             case ast.Call():
@@ -841,11 +937,20 @@ class Lowerer(LoopLowering, RegionLowering):
         if isinstance(base, SSAValue):
             if attr == "data":  # the tensor without autograd history: detach()
                 return self.emit(d.CallMethodOp("detach", [base]), node).results[0]
+            if base in self.named_tuples:
+                fields = resolve_qualname(self.named_tuples[base]).__match_args__
+                if attr in fields:
+                    return self.emit(d.GetItemOp(base, fields.index(attr)), node).results[0]
+            if attr in ("shape", "ndim") and isinstance(base.type, TensorType) and -1 not in base.type.get_shape():
+                shape = torch.Size(base.type.get_shape())
+                return Static(shape if attr == "shape" else len(shape))
             if attr in ("shape", "dtype", "device", "ndim", "T", "mT", "data", "is_cuda"):
                 return self.call_function("builtins.getattr", [base, Static(attr)], {}, node)
             return MethodRef(base, attr)
+        if isinstance(base, SeqVal):
+            return MethodRef(base, attr)
         if isinstance(base, Static):
-            if isinstance(base.value, (int, float, str, tuple, list)) and hasattr(base.value, attr):
+            if isinstance(base.value, (int, float, str, tuple, list, dict)) and hasattr(base.value, attr):
                 return MethodRef(base, attr)
         raise self.error(node, f"attribute '{attr}' is not supported on this value")
 
@@ -876,7 +981,7 @@ class Lowerer(LoopLowering, RegionLowering):
         return self.call_function(f"_operator.{name}", [a, b], {}, node)
 
     def _unary(self, op: ast.unaryop, operand: ast.expr, scope: _Scope, node: ast.AST) -> Value:
-        v = self.expr(operand, scope)
+        v = self.truth(operand, scope) if isinstance(op, ast.Not) else self.expr(operand, scope)
         if isinstance(op, ast.Not):
             if isinstance(v, Static):
                 return Static(not v.value)
@@ -896,6 +1001,11 @@ class Lowerer(LoopLowering, RegionLowering):
             if type(op) in STATIC_OK_CMPOPS:
                 if isinstance(left, Static) and isinstance(right, Static):
                     part: Value = Static(STATIC_OK_CMPOPS[type(op)](left.value, right.value))
+                elif isinstance(op, (ast.In, ast.NotIn)) and isinstance(left, Static) and isinstance(right, DictVal):
+                    part = Static((left.value in right.keys) == isinstance(op, ast.In))
+                elif isinstance(op, (ast.In, ast.NotIn)) and isinstance(left, Static) and isinstance(right, ModuleRef) \
+                        and isinstance(right.module, nn.ModuleDict):
+                    part = Static((left.value in right.module._modules) == isinstance(op, ast.In))
                 elif isinstance(op, (ast.Is, ast.IsNot)) and isinstance(right, Static) and right.value is None:
                     if isinstance(left, SSAValue) and self._may_be_none(left):
                         # None on some paths only: decided at run time.
@@ -938,21 +1048,21 @@ class Lowerer(LoopLowering, RegionLowering):
     def _boolop(self, e: ast.BoolOp, scope: _Scope) -> Value:
         """`and`/`or` with Python's short-circuit, on truth values."""
         is_and = isinstance(e.op, ast.And)
-        first = self.expr(e.values[0], scope)
+        first = self.truth(e.values[0], scope)
         rest = e.values[1:]
         if isinstance(first, Static):
             if bool(first.value) != is_and:  # decided: False and ..., True or ...
                 return first
             if not rest:
                 return first
-            return self.expr(ast.copy_location(ast.BoolOp(op=e.op, values=rest), e), scope) if len(rest) > 1 else self.expr(rest[0], scope)
+            return self.truth(ast.copy_location(ast.BoolOp(op=e.op, values=rest), e), scope) if len(rest) > 1 else self.truth(rest[0], scope)
         c = self.to_bool(first, e.values[0])
         if not rest:
             return c
         tail = ast.copy_location(ast.BoolOp(op=e.op, values=rest), e) if len(rest) > 1 else rest[0]
 
         def evaluate_rest(sub: _Scope) -> None:
-            sub.env["$cond"] = self.to_bool(self.expr(tail, sub), tail)
+            sub.env["$cond"] = self.to_bool(self.truth(tail, sub), tail)
 
         def short(sub: _Scope) -> None:
             sub.env["$cond"] = Static(not is_and)
@@ -966,8 +1076,42 @@ class Lowerer(LoopLowering, RegionLowering):
         )
         return outer.env["$cond"]
 
+    def truth(self, e: ast.expr, scope: _Scope) -> Value:
+        """`e` where only its truth matters (an `if`/`while` test, `not`, `assert`):
+        `a and b` may then be a plain truth value instead of the operand Python returns."""
+        if isinstance(e, ast.BoolOp):
+            return self._boolop(e, scope)
+        return self.expr(e, scope)
+
+    def _boolop_value(self, e: ast.BoolOp, scope: _Scope) -> Value:
+        """`a and b` / `a or b` as a value: the operand Python returns (`h or x` is a
+        tensor), decided with Python's short-circuit."""
+        is_and = isinstance(e.op, ast.And)
+        first = self.expr(e.values[0], scope)
+        rest = e.values[1:]
+        tail = (ast.copy_location(ast.BoolOp(op=e.op, values=rest), e) if len(rest) > 1 else rest[0]) if rest else None
+        if isinstance(first, Static):
+            if tail is None or bool(first.value) != is_and:  # decided: False and ..., True or ...
+                return first
+            return self.expr(tail, scope)
+        if tail is None:
+            return first
+        c = self.to_bool(first, e.values[0])
+        outer = _Scope(env=copy_env(scope.env))
+        outer.env["$v"] = Static(None)
+
+        def evaluate_rest(sub: _Scope) -> None:
+            sub.env["$v"] = self.expr(tail, sub)
+
+        def keep_first(sub: _Scope) -> None:
+            sub.env["$v"] = first
+
+        self._branch(c, [], [], outer, e, then_fn=evaluate_rest if is_and else keep_first,
+                     else_fn=keep_first if is_and else evaluate_rest)
+        return outer.env["$v"]
+
     def _ifexp(self, test: ast.expr, body: ast.expr, orelse: ast.expr, scope: _Scope, node: ast.AST) -> Value:
-        cond = self.expr(test, scope)
+        cond = self.truth(test, scope)
         if isinstance(cond, Static):
             return self.expr(body if cond.value else orelse, scope)
         c = self.to_bool(cond, test)
@@ -1039,6 +1183,12 @@ class Lowerer(LoopLowering, RegionLowering):
             if self.loop_depth:
                 raise NeedsStatic
             raise self.error(node, "indexing a Python sequence needs a compile-time index")
+        if isinstance(base, DictVal):
+            if not isinstance(index, Static):
+                raise self.unsupported(node, "indexing a Python dict with a run-time key")
+            if index.value not in base.keys:
+                raise self.error(node, f"KeyError: {index.value!r} is not in this dict")
+            return base.get(index.value)
         if isinstance(base, SeqVal):
             if not isinstance(index, Static):
                 if self.loop_depth:
@@ -1060,18 +1210,39 @@ class Lowerer(LoopLowering, RegionLowering):
 
     def _dispatch_call(self, e: ast.Call, scope: _Scope) -> Value:
         fn = self.expr(e.func, scope)
-        if any(isinstance(a, ast.Starred) for a in e.args) or any(k.arg is None for k in e.keywords):
-            raise self.unsupported(e, "*args/**kwargs in a call")
-        args = [self.expr(a, scope) for a in e.args]
-        kwargs = {k.arg: self.expr(k.value, scope) for k in e.keywords if k.arg is not None}
+        args: list[Value] = []
+        for a in e.args:
+            if isinstance(a, ast.Starred):  # f(*xs): the elements, known at compile time
+                items = self.iter_items(self.expr(a.value, scope), a)
+                if items is None:
+                    raise self.unsupported(a, "*args over a run-time value")
+                args.extend(items)
+            else:
+                args.append(self.expr(a, scope))
+        kwargs: dict[str, Value] = {}
+        for k in e.keywords:
+            if k.arg is None:  # f(**kw)
+                for key, v in self._dict_items(self.expr(k.value, scope), k.value):
+                    if not isinstance(key, str):
+                        raise self.error(k.value, "keywords must be strings")
+                    kwargs[key] = v
+            else:
+                kwargs[k.arg] = self.expr(k.value, scope)
+        return self.call_value(fn, args, kwargs, e, scope)
+
+    def call_value(self, fn: Value, args: list[Value], kwargs: dict[str, Value], e: ast.AST, scope: _Scope) -> Value:
         if isinstance(fn, ModuleRef):
-            return self._call_module(fn, args, kwargs, e)
+            return self._call_module(fn, args, kwargs, e)  # type: ignore[arg-type]
         if isinstance(fn, IndexedModule):
-            return self._call_indexed(fn, args, kwargs, e, scope)
+            return self._call_indexed(fn, args, kwargs, e, scope)  # type: ignore[arg-type]
         if isinstance(fn, MethodRef):
-            return self._call_method(fn, args, kwargs, e)
+            return self._call_method(fn, args, kwargs, e)  # type: ignore[arg-type]
         if isinstance(fn, GlobalRef):
-            return self._call_global(fn, args, kwargs, e)
+            if fn.obj is getattr(torch, "cond", None):
+                return self.call_cond(args, kwargs, e, scope)
+            return self._call_global(fn, args, kwargs, e)  # type: ignore[arg-type]
+        if isinstance(fn, Closure):
+            return self._call_closure(fn, args, kwargs, e, scope)
         raise self.error(e, "this value is not callable")
 
     def _call_module(self, m: ModuleRef, args: list[Value], kwargs: dict[str, Value], node: ast.Call) -> Value:
@@ -1147,7 +1318,19 @@ class Lowerer(LoopLowering, RegionLowering):
         if isinstance(recv, ModuleRef):
             if mref.name == "forward":
                 return self._call_module(recv, args, kwargs, node)
+            if is_leaf_module(recv.module):
+                # torch.nn's internals are never inlined; a method that only changes how
+                # weights are laid out (cuDNN's flatten_parameters) changes no result.
+                if mref.name in _LAYOUT_ONLY_METHODS:
+                    return Static(None)
+                raise self.unsupported(node, f"method '{mref.name}' of the torch.nn module '{recv.path}' "
+                                             f"({type(recv.module).__name__})")
+            static = self.static_method_call(recv, mref.name, args, kwargs, node)
+            if static is not None:
+                return static
             return self._inline(getattr(type(recv.module), mref.name), recv, args, kwargs, node)
+        if isinstance(recv, SeqVal):
+            return self.container_method(recv, mref.name, args, kwargs, node)
         if isinstance(recv, Static):
             if isinstance(recv.value, (list, dict, set)) and mref.name in _MUTATING_METHODS:
                 raise self.unsupported(node, f"'{mref.name}' on a Python container held by the model (mutable state)")
@@ -1163,7 +1346,10 @@ class Lowerer(LoopLowering, RegionLowering):
             raise self.unsupported(node, f"in-place tensor method '{mref.name}' (in-place mutation); use '{mref.name[:-1]}'")
         ops = [self.materialize(recv, node)] + [self.materialize(a, node) for a in args]
         ops += [self.materialize(v, node) for v in kwargs.values()]
-        return self.emit(d.CallMethodOp(mref.name, ops, list(kwargs)), node).results[0]
+        result = self.emit(d.CallMethodOp(mref.name, ops, list(kwargs)), node).results[0]
+        if named := return_type_of(mref.name, args, kwargs):
+            self.named_tuples[result] = named
+        return result
 
     def _item(self, v: Value, node: ast.AST, result_type: Attribute) -> SSAValue:
         """A host read of a one-element tensor; `!dycl.any` takes the tensor's dtype."""
@@ -1192,6 +1378,8 @@ class Lowerer(LoopLowering, RegionLowering):
                 return Static(len(a.items))
             if isinstance(a, ModuleRef):
                 return Static(len(a.module))
+        if (obj is dict or not statics) and (over := self.sequence_builtin(obj, args, kwargs, node)) is not None:
+            return over
         if obj in (enumerate, zip):
             seqs = [self._as_sequence(a, node) for a in args]
             if obj is enumerate:
@@ -1236,71 +1424,10 @@ class Lowerer(LoopLowering, RegionLowering):
         return self._item(v, node, i64 if kind is int else f64)
 
     def _as_sequence(self, v: Value, node: ast.AST) -> list[Value]:
-        if isinstance(v, SeqVal):
-            return list(v.items)
-        if isinstance(v, Static) and isinstance(v.value, (range, list, tuple)):
-            return [Static(x) for x in v.value]
-        if isinstance(v, ModuleRef) and isinstance(v.module, (nn.ModuleList, nn.Sequential)):
-            return list(v.members())
-        raise self.unsupported(node, "enumerate/zip over a run-time value")
-
-    # ---------------------------------------------------------------- inlining
-
-    def _inline(self, function: Any, self_ref: ModuleRef | None, args: list[Value], kwargs: dict[str, Value], node: ast.Call) -> Value:
-        key = f"{getattr(function, '__qualname__', function)}@{self_ref.path if self_ref else ''}"
-        if key in self._inline_stack:
-            raise self.unsupported(node, f"recursive call of {getattr(function, '__qualname__', function)}")
-        owner = type(self_ref.module).__name__ if self_ref else getattr(function, "__module__", "")
-        tree, fn = self._parse(function, owner, inline=True)
-        fdef = tree.body[0]
-        if not isinstance(fdef, ast.FunctionDef):
-            raise self.unsupported(node, "calling a non-function")
-        a = fdef.args
-        if a.vararg or a.kwarg or a.kwonlyargs or a.posonlyargs:
-            raise self.unsupported(node, f"calling '{fn.qualname}', which takes *args/**kwargs")
-        names = [x.arg for x in a.args]
-        env: dict[str, Value] = {}
-        if self_ref is not None:
-            env[names[0]] = self_ref
-            names = names[1:]
-        defaults = dict(zip(names[len(names) - len(a.defaults):], a.defaults))
-        if len(args) > len(names):
-            raise self.error(node, f"'{fn.qualname}' takes {len(names)} arguments, got {len(args)}")
-        for n, v in zip(names, args):
-            env[n] = v
-        for n, v in kwargs.items():
-            if n not in names:
-                raise self.error(node, f"'{fn.qualname}' has no parameter '{n}'")
-            env[n] = v
-        saved_fn = self.fn
-        saved_depth = self.loop_depth
-        saved_body = self._fn_body
-        self._inline_stack.append(key)
-        try:
-            for n in names:
-                if n not in env:
-                    if n not in defaults:
-                        raise self.error(node, f"'{fn.qualname}' is missing argument '{n}'")
-                    self.fn = fn
-                    env[n] = self.expr(defaults[n], _Scope(env={}))
-            self.fn = fn
-            scope = _Scope(env=env)
-            # An early exit from a loop is a `break` and a return after the loop; falling
-            # off the end is `return None`, so that every path of the body returns.
-            body = list(fdef.body)
-            if not always_exits(body):
-                body.append(ast.copy_location(ast.Return(value=None), body[-1]))
-            self._fn_body = restructure(lift_loop_returns(body), (ast.Return,))
-            self._lower_body(self._fn_body, scope)
-            if not scope.returned:
-                return Static(None)
-            return scope.returned[-1]
-        finally:
-            self._inline_stack.pop()
-            self.fn = saved_fn
-            self.loop_depth = saved_depth
-            self._fn_body = saved_body
-
+        items = self.iter_items(v, node)
+        if items is None:
+            raise self.unsupported(node, "enumerate/zip over a run-time value")
+        return items
 
 def _many_elements(v: SSAValue) -> bool:
     t = v.type

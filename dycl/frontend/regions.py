@@ -35,7 +35,7 @@ from xdsl.ir import Attribute, SSAValue
 from dycl.diagnostics import FrontendError
 from dycl.dialects import dycl as d
 from dycl.frontend.inplace import bound_values, maybe_tensor, possible_roots, rebind
-from dycl.frontend.values import GlobalRef, MethodRef, ModuleRef, ObjectRef, SeqVal, Static, StaticObject, Value
+from dycl.frontend.values import DictVal, GlobalRef, MethodRef, ModuleRef, ObjectRef, SeqVal, Static, StaticObject, Value
 from dycl.pyregion import globals_key
 
 if TYPE_CHECKING:
@@ -208,6 +208,12 @@ class RegionLowering:
             return "__dycl_root" if not v.path else f"__dycl_root.get_submodule({v.path!r})"
         if isinstance(v, GlobalRef):
             return f"__import__('dycl.pyregion', fromlist=['resolve']).resolve({v.qualname!r})"
+        if isinstance(v, DictVal):
+            keys = [_literal(k) for k in v.keys]
+            values = [self.region_capture(x, operands, params) for x in v.items]
+            if None in keys or None in values:
+                return None
+            return "{" + ", ".join(f"{k}: {x}" for k, x in zip(keys, values)) + "}"
         if isinstance(v, SeqVal):
             items = [self.region_capture(x, operands, params) for x in v.items]
             if None in items:
@@ -237,7 +243,7 @@ class RegionLowering:
         for name in sorted((loads | stores | mutated) & set(scope.env)):
             v = scope.env[name]
             if isinstance(v, SSAValue):
-                operands.append(v)
+                operands.append(self.for_python(v, node))  # type: ignore[arg-type]
                 params.append(name)
                 continue
             expr = self.region_capture(v, operands, params)

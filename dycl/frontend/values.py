@@ -74,6 +74,38 @@ class SeqVal:
     items: list[Any] = field(default_factory=list)
     is_list: bool = False
 
+    def like(self, items: list[Any]) -> SeqVal:
+        """A value of the same kind (tuple, list, dict with the same keys) holding `items`."""
+        return SeqVal(items, self.is_list)
+
+    def same_kind(self, other: Any) -> bool:
+        return type(other) is type(self) and other.is_list == self.is_list and len(other.items) == len(self.items)
+
+
+@dataclass
+class DictVal(SeqVal):
+    """A Python dict built in forward (a literal, `dict(...)`, a comprehension, the
+    `**kwargs` of a helper): keys known at compile time, values lowered; `items`
+    holds the values in key order."""
+
+    keys: list[Any] = field(default_factory=list)
+
+    def like(self, items: list[Any]) -> DictVal:
+        return DictVal(items, False, list(self.keys))
+
+    def same_kind(self, other: Any) -> bool:
+        return isinstance(other, DictVal) and other.keys == self.keys
+
+    def get(self, key: Any) -> Any:
+        return self.items[self.keys.index(key)]
+
+    def set(self, key: Any, value: Any) -> None:
+        if key in self.keys:
+            self.items[self.keys.index(key)] = value
+        else:
+            self.keys.append(key)
+            self.items.append(value)
+
 
 @dataclass(frozen=True)
 class StaticObject:
@@ -109,6 +141,27 @@ class PathDependent:
     message: str | None = None
 
 
+@dataclass(frozen=True, eq=False)
+class Closure:
+    """A function defined inside the code being lowered (`def f(...)`, `lambda`).
+
+    Calling it inlines its body. Free names are read when it is called, as Python
+    does: from the caller's current bindings when it is called in the function that
+    defined it, else from that function's last bindings. `defaults` are the default
+    values, evaluated where it was defined.
+    """
+
+    node: Any  # ast.FunctionDef | ast.Lambda
+    fn: Any  # the _Function being lowered where it was defined
+    scope: Any  # the _Scope it was defined in
+    defaults: tuple[Any, ...] = ()
+    kw_defaults: tuple[Any, ...] = ()
+
+    @property
+    def name(self) -> str:
+        return getattr(self.node, "name", "<lambda>")
+
+
 def copy_env(env: dict[str, Any]) -> dict[str, Any]:
     """A copy whose lists/tuples are fresh objects (aliasing between names kept).
 
@@ -121,7 +174,7 @@ def copy_env(env: dict[str, Any]) -> dict[str, Any]:
         if not isinstance(v, SeqVal):
             return v
         if id(v) not in memo:
-            memo[id(v)] = c = SeqVal([], v.is_list)
+            memo[id(v)] = c = v.like([])
             c.items = [cp(x) for x in v.items]
         return memo[id(v)]
 
@@ -133,13 +186,13 @@ def same_value(a: Any, b: Any) -> bool:
     if a is b:
         return True
     if isinstance(a, SeqVal) and isinstance(b, SeqVal):
-        return a.is_list == b.is_list and len(a.items) == len(b.items) and all(
+        return a.same_kind(b) and all(
             same_value(x, y) for x, y in zip(a.items, b.items)
         )
     return False
 
 
-Value = SSAValue | Static | ModuleRef | GlobalRef | MethodRef | SeqVal | IndexedModule | PathDependent
+Value = SSAValue | Static | ModuleRef | GlobalRef | MethodRef | SeqVal | IndexedModule | PathDependent | Closure
 
 CONTAINER_MODULES = (nn.Sequential, nn.ModuleList, nn.ModuleDict)
 
@@ -178,3 +231,21 @@ def resolve_qualname(qualname: str) -> Any:
     from dycl.pyregion import resolve
 
     return resolve(qualname)
+
+
+# Ops whose eager result is a `torch.return_types` named tuple only when given a dim.
+_NAMED_WITH_DIM = {"max", "min", "median", "nanmedian"}
+
+
+def return_type_of(op: str, args: list[Any], kwargs: dict[str, Any]) -> str | None:
+    """`torch.return_types.<op>` when eager's result of `op(x, *args, **kwargs)` is
+    that named tuple (`x.max(1)`, `torch.topk(x, 2)`), else None."""
+    import torch.return_types
+
+    if not isinstance(getattr(torch.return_types, op, None), type):
+        return None
+    if op in _NAMED_WITH_DIM:
+        dim = kwargs.get("dim", args[0] if args else None)
+        if not (isinstance(dim, Static) and isinstance(dim.value, int)) or "other" in kwargs:
+            return None
+    return f"torch.return_types.{op}"

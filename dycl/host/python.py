@@ -233,6 +233,8 @@ class PythonHostEmitter:
                 self.assign([n(r) for r in op.res], op.cond_region.block.args, depth)
             case d.PyRegionOp():
                 self.region(op, depth)
+            case d.RaiseOp():
+                self.emit(f"raise _resolve({op.exception.data!r})({self.names(op.args)})", depth)
             case d.ConditionOp():
                 pass
             case d.YieldOp():

@@ -1,5 +1,7 @@
 """Small models, one Python construct each, with inputs that drive every path."""
 
+import contextlib
+
 import torch
 import torch.nn.functional as F
 from torch import nn
@@ -453,6 +455,241 @@ class HelperFallsOffTheEnd(nn.Module):
 CASES["helper_falls_off_the_end"] = (HelperFallsOffTheEnd, [(torch.full((1, 4), v),) for v in (3.0, -3.0, 0.0)])
 
 
+
+class NoGradBlocks(nn.Module):
+    """`with torch.no_grad()` / `torch.inference_mode()` / nullcontext around compiled code, a return inside."""
+
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(4, 4)
+
+    def forward(self, x):
+        with torch.no_grad():
+            h = self.fc(x)
+        with torch.inference_mode(), contextlib.nullcontext(h) as same:
+            if same.sum() > 0:
+                return same * 2
+        with torch.autograd.profiler.record_function("tail"):
+            return h - 1
+
+
+CASES["no_grad_blocks"] = (NoGradBlocks, sign_inputs())
+
+
+class LayerDictConfig(nn.Module):
+    """A dict of layers named with str.format, a config dict, `in` on both, dict literals and comprehensions."""
+
+    def __init__(self):
+        super().__init__()
+        self.cfg = {"groups": 2, "blocks": [2, 1], "act": "relu"}
+        self.layers = nn.ModuleDict()
+        for g in range(self.cfg["groups"]):
+            for i in range(self.cfg["blocks"][g]):
+                self.layers["group{}_ds{}".format(g, i)] = nn.Linear(4, 4)
+        self.word_map = {"<start>": 0, "<end>": 3}
+
+    def forward(self, x):
+        acts = {"relu": F.relu, "tanh": torch.tanh}
+        feats = {}
+        for g in range(self.cfg["groups"]):
+            for i in range(2):
+                key = "group{}_ds{}".format(g, i)
+                if key in self.layers:
+                    x = acts[self.cfg["act"]](self.layers[key](x)) if x.mean() > 0 else self.layers[key](x)
+                    feats[key] = x
+        norms = {k: v.norm() for k, v in feats.items() if "ds0" in k}
+        end = self.word_map["<end>"]
+        return x[:, end], sum(norms.values()), {"logits": x, "depth": len(feats)}
+
+
+CASES["layer_dict_config"] = (LayerDictConfig, sign_inputs())
+
+
+class Comprehensions(nn.Module):
+    """List comprehensions over layers, generator expressions in sum/any/all, iteration over x.shape and rows."""
+
+    def __init__(self):
+        super().__init__()
+        self.heads = nn.ModuleList([nn.Linear(2, 2) for _ in range(3)])
+
+    def forward(self, x):
+        outs = [head(x) for head in self.heads]
+        best = outs[0] if outs[0].sum() > outs[1].sum() else outs[1]
+        numel = 1
+        for d in x.shape:
+            numel *= d
+        rows = [r.max() for r in x]
+        if any(r > 1 for r in rows) and all(o.abs().sum() > 0 for o in outs):
+            best = best + sum(o.mean() for o in outs)
+        return best / numel, torch.stack(list(reversed(rows))), tuple(o.shape for o in outs)
+
+
+CASES["comprehensions"] = (Comprehensions, [(x[0].reshape(2, 2),) for x in sign_inputs()])
+
+
+class ClosuresAndLambdas(nn.Module):
+    """Nested functions and lambdas closing over locals and self; torch.cond with local branches."""
+
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(4, 4)
+
+    def forward(self, x):
+        scale = 3.0
+
+        def block(t, bias=1.0):
+            return self.fc(t) * scale + bias
+
+        shift = lambda t, k=2: t - k  # noqa: E731
+        scale = 0.5  # read when block is called, as Python does
+
+        def neg(t):
+            return -t
+
+        def keep(t):
+            return t * 1.0
+
+        y = block(x) if x.sum() > 0 else shift(x)
+        return torch.cond(y.mean() > 0, neg, keep, (y,))
+
+
+CASES["closures_and_lambdas"] = (ClosuresAndLambdas, sign_inputs())
+
+
+class StaticAndClassMethods(nn.Module):
+    """@staticmethod and @classmethod helpers, *args / **kwargs at call sites and in helpers."""
+
+    factor = 2.0
+
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(4, 4)
+
+    @staticmethod
+    def act(t):
+        return torch.relu(t) + 1
+
+    @classmethod
+    def double(cls, t):
+        return t * cls.factor
+
+    def combine(self, *parts, scale=1.0, **extra):
+        out = parts[0]
+        for p in parts[1:]:
+            out = out + p
+        return out * scale + extra.get("shift", 0.0)
+
+    def forward(self, x):
+        pair = (self.fc(x), x)
+        opts = dict(scale=0.5, shift=1.0)
+        h = self.combine(*pair, **opts)
+        return self.act(h) if h.sum() > 0 else self.double(h)
+
+
+CASES["static_and_class_methods"] = (StaticAndClassMethods, sign_inputs())
+
+
+class TryAroundReturn(nn.Module):
+    """try/except around code that cannot fail for these shapes, including a return; try/finally."""
+
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(4, 4)
+        self.head = nn.Linear(4, 2)
+
+    def forward(self, x):
+        try:
+            h = self.fc(x)
+        except RuntimeError:
+            h = x
+        finally:
+            h = h * 1.5
+        if h.mean() > 0:
+            try:
+                return self.head(h)
+            except (RuntimeError, ValueError):
+                return None
+        return h
+
+
+CASES["try_around_return"] = (TryAroundReturn, sign_inputs())
+
+
+class WhileTrueBreak(nn.Module):
+    """`while True` with a data-dependent break and a counter."""
+
+    def forward(self, x):
+        steps = 0
+        while True:
+            x = x * 0.5
+            steps += 1
+            if x.abs().max() < 0.2 or steps >= 6:
+                break
+        return x, steps
+
+
+CASES["while_true_break"] = (WhileTrueBreak, sign_inputs())
+
+
+class NamedResults(nn.Module):
+    """torch.return_types results read by field name; results keep eager's Python types."""
+
+    def forward(self, x):
+        m = x.max(dim=1)
+        top = torch.topk(x, 2)
+        if m.values.sum() > 0:
+            return m, top.indices, x.shape
+        return x.min(1), top.values, x.size()
+
+
+CASES["named_results"] = (NamedResults, sign_inputs())
+
+
+
+class HostChecks(nn.Module):
+    """`assert` and `raise` on run-time values, also in a helper: the compiled model raises as eager does."""
+
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(4, 4)
+
+    def check(self, h):
+        if h.abs().max() > 4:
+            raise ValueError("activation too large", 4)
+        return h * 2
+
+    def forward(self, x):
+        assert x.sum() < 30, "input sum too big"
+        h = self.check(self.fc(x))
+        if h.mean() < -1:
+            raise RuntimeError
+        return h
+
+
+CASES["host_checks"] = (HostChecks, sign_inputs() + [(torch.full((1, 4), 9.0),), (torch.full((1, 4), 5.0),),
+                                                     (torch.full((1, 4), -0.5),)])
+
+
+
+class OperandsOfAndOr(nn.Module):
+    """`a and b` / `a or b` as values are operands (tensors), not truth values; an LSTM's
+    `flatten_parameters()` is a leaf module's method that changes no result."""
+
+    def __init__(self):
+        super().__init__()
+        self.rnn = nn.LSTM(4, 4, batch_first=True)
+
+    def forward(self, x, state=None):
+        self.rnn.flatten_parameters()
+        out, _ = self.rnn(x.unsqueeze(0), state)
+        gate = (x.sum() > 0) and x * 2
+        fallback = x.mean() or out.squeeze(0)
+        return gate, fallback, state or "no state"
+
+
+CASES["operands_of_and_or"] = (OperandsOfAndOr, sign_inputs() + [(torch.zeros(1, 4),)])
+
+
 def check_matches_eager(name: str, **compile_options) -> None:
     """Compile case `name` and compare it with eager on all its inputs (type and values)."""
     import dycl
@@ -465,7 +702,25 @@ def check_matches_eager(name: str, **compile_options) -> None:
     with torch.no_grad():
         for x in inputs:
             # Fresh copies: a model may update its input in place, as eager does.
-            expected = model(*[t.clone() for t in x])
-            got = cm(*[t.clone() for t in x])
-            assert type(got) is type(expected)
+            expected, got = (_outcome(f, x) for f in (model, cm))
+            if isinstance(expected, Exception) or isinstance(got, Exception):
+                assert (type(got), got.args) == (type(expected), expected.args), (name, x, expected, got)
+                continue
+            assert _types(got) == _types(expected), (name, x)
             assert max_abs_error(expected, got) <= 1e-5, (name, x)
+
+
+def _outcome(f, x):
+    try:
+        return f(*[t.clone() for t in x])
+    except Exception as e:  # the model's own raise/assert: the compiled model must raise the same
+        return e
+
+
+def _types(v):
+    """The Python type of `v` and, through tuples, lists and dicts, of what they hold."""
+    if isinstance(v, (tuple, list)):
+        return type(v), [_types(x) for x in v]
+    if isinstance(v, dict):
+        return dict, {k: _types(x) for k, x in v.items()}
+    return type(v)

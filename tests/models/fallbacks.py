@@ -344,7 +344,7 @@ CASES = {
     "loop_with_logging": (LoopWithLogging, _inputs(), 3, 2),
     "untranslatable": (Untranslatable, _inputs(), 1, 0),
     "rebound_forward": (ReboundForward, _inputs(), 0, 1),
-    "raise_on_bad_input": (RaiseOnBadInput, _inputs(scale=2.0), 1, 1),
+    "raise_on_bad_input": (RaiseOnBadInput, _inputs(scale=2.0), 0, 1),  # a host check (dycl.raise)
     "input_updated_in_place": (InputUpdatedInPlace, _inputs(), 1, 1),
     "view_updated_in_loop": (ViewUpdatedInLoop, [(torch.arange(6.0).reshape(2, 3),)] + _inputs((2, 3)), None, 0),
     "none_on_some_paths": (NoneOnSomePaths, _inputs((3,)), 0, 1),

@@ -353,8 +353,10 @@ class _Builder:
                 kinds += ["inplace_method"] * 3
             if ctx.depth < MAX_DEPTH and self.budget > 0 and not ctx.helper:
                 kinds.append("try")
+        kinds += ["closure", "dict_config", "comprehension"]
         if ctx.depth < (MAX_HELPER_DEPTH if ctx.helper else MAX_DEPTH) and self.budget > 0:
             kinds.append("if")
+            kinds.append("no_grad")
             if not ctx.helper and len(ctx.loops) < MAX_LOOPS:
                 kinds += ["for_range"] if ctx.no_layer_loops else ["for_range", "for_layers"]
                 if self.whiles:
@@ -408,6 +410,35 @@ class _Builder:
                 return [f"{ind}{target}.{self.pick(('mul_', 'add_', 'sub_'))}({self.pick(MUL_CONSTS)})"], ctx.defined, None
             case "try":
                 return self.try_stmt(ctx, ind)
+            case "closure":  # a nested function or lambda reading a tensor of the enclosing scope
+                self.features.add("closure")
+                target, free = self.pick(VARS), self.var(ctx)
+                k = self.pick(MUL_CONSTS)
+                if self.chance(50):
+                    head = [f"{ind}def g(u, k={k}):", f"{ind}    return u * k + {free}"]
+                else:
+                    head = [f"{ind}g = lambda u, k={k}: u * k + {free}  # noqa: E731"]
+                return head + [f"{ind}{target} = g({self.expr(ctx, 1)})"], _add(ctx.defined, target), None
+            case "dict_config":  # a dict literal of constants and tensors, read by key
+                self.features.add("dict")
+                target = self.pick(VARS)
+                lines = [f"{ind}cfg = {{'scale': {self.pick(MUL_CONSTS)}, 'feat': {self.expr(ctx, 1)}}}"]
+                read = self.pick(("cfg['feat'] * cfg['scale']", "cfg.get('bias', 0.5) + cfg['feat']",
+                                  "sum(v for k, v in cfg.items() if k != 'scale')"))
+                return lines + [f"{ind}{target} = {read}"], _add(ctx.defined, target), None
+            case "comprehension":  # over a tuple of tensors, or the layers
+                self.features.add("comprehension")
+                target = self.pick(VARS)
+                a, b = self.var(ctx), self.var(ctx)
+                value = self.pick((f"sum([u * {self.pick(MUL_CONSTS)} for u in ({a}, {b})])",
+                                   f"torch.stack([layer({a}) for layer in self.layers]).mean(0)",
+                                   f"{a} if any(u.sum() > 0 for u in ({a}, {b})) else {b}"))
+                return [f"{ind}{target} = {value}"], _add(ctx.defined, target), None
+            case "no_grad":  # a grad-mode block is its body
+                self.features.add("no_grad")
+                body, defined, ex = self.block(_Ctx(ctx.defined, ctx.loops, ctx.depth + 1, ctx.helper,
+                                                    ctx.no_layer_loops), ind + "    ")
+                return [f"{ind}with torch.no_grad():"] + body, defined, ex
             case "if":
                 return self.if_stmt(ctx, ind)
             case "for_range":
@@ -518,9 +549,13 @@ class _Builder:
             self.features.add("nested_loops")
         inner = _Ctx(ctx.defined, ctx.loops + (_Loop(counter, "while"),), ctx.depth + 1, ctx.helper,
                      ctx.no_layer_loops)
+        # The bound comment is optional: without it the host loops as long as eager.
+        bound = f"  # dycl: max_iterations={trips}" if self.chance(50) else ""
+        if not bound:
+            self.features.add("unbounded_while")
         head = [
             f"{ind}{counter} = 0",
-            f"{ind}while {counter} < {trips} and {self.tensor_pred(inner)}:  # dycl: max_iterations={trips}",
+            f"{ind}while {counter} < {trips} and {self.tensor_pred(inner)}:{bound}",
             f"{ind}    {counter} += 1",
         ]
         self.leaves_loop.append(False)

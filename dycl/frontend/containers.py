@@ -1,0 +1,203 @@
+"""Python containers built in forward: comprehensions, dicts, and the builtins
+that consume sequences (`sum`, `any`, `all`, `list`, `tuple`, `dict`, `reversed`).
+
+Containers are compile-time structures whose elements may be run-time values:
+`[blk(x) for blk in self.blocks]` is a list of three tensors, `{"logits": y}` a
+dict with one. Iteration is unrolled, so what is iterated must be known at
+compile time (a Python sequence, a module container, `x.shape`, the rows of a
+tensor of static first dimension); so must filters and dict keys.
+"""
+
+from __future__ import annotations
+
+import ast
+from typing import TYPE_CHECKING, Any
+
+from xdsl.dialects import arith
+from xdsl.ir import SSAValue
+
+from dycl.frontend.values import DictVal, SeqVal, Static, Value
+
+if TYPE_CHECKING:
+    from dycl.frontend.lowering import Lowerer, _Scope
+
+_SEQUENCE_BUILTINS = {sum, any, all, list, tuple, dict, reversed, len}
+
+
+class ContainerLowering:
+    """Mixin of Lowerer: comprehensions, dicts, list/dict methods and sequence builtins."""
+
+    def _comprehension(self: Lowerer, e: ast.ListComp | ast.GeneratorExp | ast.DictComp, scope: _Scope) -> Value:
+        items: list[Value] = []
+        out = DictVal()
+
+        def run(k: int, sc: _Scope) -> None:
+            if k == len(e.generators):
+                if isinstance(e, ast.DictComp):
+                    key = self.expr(e.key, sc)
+                    if not isinstance(key, Static):
+                        raise self.unsupported(e.key, "dict comprehension key computed at run time")
+                    out.set(key.value, self.expr(e.value, sc))
+                else:
+                    items.append(self.expr(e.elt, sc))
+                return
+            g = e.generators[k]
+            if g.is_async:
+                raise self.unsupported(g.iter, "async comprehension")
+            seq = self.iter_items(self.expr(g.iter, sc), g.iter)
+            if seq is None:
+                raise self.unsupported(g.iter, "comprehension over a run-time value (iterate over range(), a module "
+                                               "list, a Python sequence or a tensor of static shape)")
+            for item in seq:
+                inner = type(sc)(env=dict(sc.env))  # the comprehension's own names
+                self._assign(g.target, item, inner)
+                for c in g.ifs:
+                    keep = self.truth(c, inner)
+                    if not isinstance(keep, Static):
+                        raise self.unsupported(c, "comprehension filter on a run-time value")
+                    if not keep.value:
+                        break
+                else:
+                    run(k + 1, inner)
+
+        run(0, type(scope)(env=dict(scope.env)))
+        if isinstance(e, ast.DictComp):
+            return out
+        if isinstance(e, ast.GeneratorExp) and all(isinstance(x, Static) for x in items):
+            return Static(tuple(x.value for x in items))  # type: ignore[union-attr]
+        return SeqVal(items, is_list=isinstance(e, ast.ListComp))
+
+    def _dict_items(self: Lowerer, v: Value, node: ast.AST) -> list[tuple[Any, Value]]:
+        if isinstance(v, DictVal):
+            return list(zip(v.keys, v.items))
+        if isinstance(v, Static) and isinstance(v.value, dict):
+            return [(k, Static(x)) for k, x in v.value.items()]
+        raise self.unsupported(node, "** over a value that is not a dict known at compile time")
+
+    def sequence_builtin(self: Lowerer, obj: Any, args: list[Value], kwargs: dict[str, Value], node: ast.AST) -> Value | None:
+        """`sum`/`any`/`all`/`list`/`tuple`/`dict`/`reversed`/`len` over a container
+        with run-time elements; None when this is not such a call."""
+        if obj not in _SEQUENCE_BUILTINS:
+            return None
+        if obj is dict:
+            static_dict = bool(args) and isinstance(args[0], Static) and isinstance(args[0].value, dict)
+            if args and not isinstance(args[0], (DictVal, SeqVal)) and not static_dict:
+                return None
+            out = DictVal()
+            if args:
+                pairs = self._dict_items(args[0], node) if isinstance(args[0], DictVal) or static_dict else [
+                    tuple(self._unpack(p, 2, node)) for p in self.iter_items(args[0], node) or []]
+                for k, x in pairs:
+                    if not isinstance(k, Static) and isinstance(args[0], SeqVal):
+                        raise self.unsupported(node, "dict key computed at run time")
+                    out.set(k.value if isinstance(k, Static) else k, x)
+            for k, x in kwargs.items():
+                out.set(k, x)
+            return out
+        if len(args) != 1 or not isinstance(args[0], (SeqVal, Static)) or (
+                isinstance(args[0], Static) and obj is not reversed):
+            if not (len(args) == 2 and obj is sum and isinstance(args[0], SeqVal)):
+                return None
+        items = self.iter_items(args[0], node)
+        if items is None:
+            return None
+        if obj is len:
+            return Static(len(items))
+        if obj in (list, tuple):
+            return SeqVal(items, is_list=obj is list)
+        if obj is reversed:
+            return SeqVal(items[::-1])
+        if obj is sum:
+            acc = args[1] if len(args) > 1 else kwargs.get("start", Static(0))
+            for x in items:
+                acc = self._binop(ast.Add(), acc, x, node)
+            return acc
+        # any/all: fold what is known; the rest are host truth values.
+        is_any = obj is any
+        dynamic: list[SSAValue] = []
+        for x in items:
+            if isinstance(x, Static):
+                if bool(x.value) == is_any:
+                    return Static(is_any)
+                continue
+            dynamic.append(self.to_bool(x, node))
+        if not dynamic:
+            return Static(not is_any)
+        acc = dynamic[0]
+        for c in dynamic[1:]:
+            acc = self.emit((arith.OrIOp if is_any else arith.AndIOp)(acc, c), node).results[0]
+        return acc
+
+    def container_method(self: Lowerer, recv: SeqVal, name: str, args: list[Value], kwargs: dict[str, Value],
+                         node: ast.AST) -> Value:
+        """Methods of a list or dict built in forward, evaluated at compile time."""
+        if kwargs or any(not isinstance(a, Static) for a in args[:1]) and name not in ("append", "extend"):
+            raise self.unsupported(node, f"'{name}' with run-time keys on a Python container")
+        key = args[0].value if args and isinstance(args[0], Static) else None
+        if isinstance(recv, DictVal):
+            if name == "get":
+                return recv.get(key) if key in recv.keys else (args[1] if len(args) > 1 else Static(None))
+            if name == "keys":
+                return SeqVal([Static(k) for k in recv.keys])
+            if name == "values":
+                return SeqVal(list(recv.items))
+            if name == "items":
+                return SeqVal([SeqVal([Static(k), x]) for k, x in zip(recv.keys, recv.items)])
+            if name == "copy":
+                return recv.like(list(recv.items))
+            if name == "update" and len(args) == 1:
+                for k, x in self._dict_items(args[0], node):
+                    recv.set(k, x)
+                return Static(None)
+            if name in ("pop", "setdefault") and args:
+                if key in recv.keys:
+                    x = recv.get(key)
+                    if name == "pop":
+                        i = recv.keys.index(key)
+                        del recv.keys[i], recv.items[i]
+                    return x
+                if len(args) < 2 and name == "pop":
+                    raise self.error(node, f"KeyError: {key!r} is not in this dict")
+                default = args[1] if len(args) > 1 else Static(None)
+                if name == "setdefault":
+                    recv.set(key, default)
+                return default
+        elif recv.is_list:
+            if name == "append" and len(args) == 1:
+                recv.items.append(args[0])
+                return Static(None)
+            if name == "extend" and len(args) == 1:
+                more = self.iter_items(args[0], node)
+                if more is None:
+                    raise self.unsupported(node, "list.extend with a run-time value")
+                recv.items.extend(more)
+                return Static(None)
+            if name == "pop" and len(args) <= 1:
+                try:
+                    return recv.items.pop(-1 if key is None else key)
+                except IndexError:
+                    raise self.error(node, "pop from an empty list or index out of range") from None
+            if name == "insert" and len(args) == 2 and isinstance(key, int):
+                recv.items.insert(key, args[1])
+                return Static(None)
+            if name == "copy" and not args:
+                return recv.like(list(recv.items))
+        raise self.unsupported(node, f"method '{name}' of a Python {'dict' if isinstance(recv, DictVal) else 'list' if recv.is_list else 'tuple'}")
+
+    def assign_item(self: Lowerer, target: ast.Subscript, v: Value, scope: _Scope) -> bool:
+        """`d[k] = v` / `xs[i] = v` on a dict or list built in forward; False if the
+        base is something else (a tensor: an in-place update)."""
+        base = self.expr(target.value, scope)
+        if not isinstance(base, SeqVal) or not (isinstance(base, DictVal) or base.is_list):
+            return False
+        key = self._index(target.slice, scope)
+        if not isinstance(key, Static):
+            raise self.unsupported(target, "item assignment with a run-time index into a Python container")
+        if isinstance(base, DictVal):
+            base.set(key.value, v)
+            return True
+        try:
+            base.items[key.value] = v
+        except (IndexError, TypeError) as ex:
+            raise self.error(target, f"list assignment fails: {ex}") from None
+        return True

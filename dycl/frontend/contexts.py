@@ -1,0 +1,76 @@
+"""`with` blocks whose context manager cannot change forward's values are their bodies.
+
+Grad-mode switches (`torch.no_grad()`, `inference_mode`, `set_grad_enabled`),
+`contextlib.nullcontext` and profiler ranges (`record_function`) only decide
+whether autograd records or a profiler sees the code: a compiled model computes
+the same values without them. The rewrite runs on the AST before lowering, so a
+`return` inside such a block is an ordinary return. Any other context manager is
+left for the frontend (a fallback region, or a diagnostic with `fallback="error"`).
+"""
+
+from __future__ import annotations
+
+import ast
+import builtins
+import contextlib
+from typing import Any
+
+import torch
+
+_MISSING = object()
+
+
+def _transparent() -> tuple[Any, ...]:
+    import torch.autograd.profiler
+    import torch.profiler
+
+    return (torch.no_grad, torch.enable_grad, torch.inference_mode, torch.set_grad_enabled,
+            contextlib.nullcontext, torch.autograd.profiler.record_function, torch.profiler.record_function)
+
+
+def resolve_static(e: ast.expr, globals_: dict[str, Any]) -> Any:
+    """The object a dotted name (`torch.no_grad`) refers to through `globals_`."""
+    if isinstance(e, ast.Name):
+        return globals_.get(e.id, getattr(builtins, e.id, _MISSING))
+    if isinstance(e, ast.Attribute):
+        base = resolve_static(e.value, globals_)
+        return _MISSING if base is _MISSING else getattr(base, e.attr, _MISSING)
+    return _MISSING
+
+
+class _Flatten(ast.NodeTransformer):
+    def __init__(self, globals_: dict[str, Any], local_names: set[str]):
+        self.globals = globals_
+        self.local_names = local_names
+        self.transparent = _transparent()
+
+    def visit_With(self, node: ast.With) -> Any:
+        self.generic_visit(node)
+        prelude: list[ast.stmt] = []
+        for item in node.items:
+            call = item.context_expr
+            if not isinstance(call, ast.Call) or _root_name(call.func) in self.local_names:
+                return node  # a local name may shadow the global
+            obj = resolve_static(call.func, self.globals)
+            if not any(obj is t for t in self.transparent):
+                return node
+            if item.optional_vars is not None:
+                # Only nullcontext(x) gives back a value: `as y` binds y = x.
+                if obj is not contextlib.nullcontext:
+                    return node
+                value = call.args[0] if call.args else ast.copy_location(ast.Constant(None), call)
+                prelude.append(ast.copy_location(ast.Assign(targets=[item.optional_vars], value=value), node))
+        return [*prelude, *node.body]
+
+
+def _root_name(e: ast.expr) -> str | None:
+    while isinstance(e, ast.Attribute):
+        e = e.value
+    return e.id if isinstance(e, ast.Name) else None
+
+
+def flatten_transparent_with(tree: ast.Module, globals_: dict[str, Any]) -> ast.Module:
+    """`tree` with every `with` over transparent context managers replaced by its body."""
+    local_names = {n.id for n in ast.walk(tree) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)}
+    local_names |= {a.arg for n in ast.walk(tree) if isinstance(n, ast.arguments) for a in (*n.args, *n.kwonlyargs)}
+    return _Flatten(globals_, local_names).visit(tree)

@@ -1,0 +1,24 @@
+// RUN: dycl-opt %s --split-input-file --verify-diagnostics --parsing-diagnostics
+
+// Every verifier error of dycl.raise, and a return that is not right after one.
+
+func.func @not_a_class_name() {
+  // expected-error @below {{'dycl.raise' needs the qualified name of an exception class (e.g. builtins.ValueError), got 'ValueError'}}
+  dycl.raise "ValueError"()
+  func.return
+}
+
+// -----
+
+func.func @tensor_argument(%x: tensor<2xf32>) {
+  // expected-error @below {{'dycl.raise' arguments are host values, not tensors}}
+  dycl.raise "builtins.ValueError"(%x) : tensor<2xf32>
+  func.return
+}
+
+// -----
+
+func.func @empty_return_without_raise(%x: tensor<2xf32>) -> tensor<2xf32> {
+  // expected-error @below {{'dycl.return' returns () but the enclosing function returns (tensor<2xf32>)}}
+  dycl.return
+}
