@@ -11,6 +11,7 @@ import inspect
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
+from dycl.frontend.exceptions import PathEnded
 from dycl.frontend.restructure import always_exits, lift_loop_returns, restructure
 from dycl.frontend.values import Closure, DictVal, ModuleRef, SeqVal, Static, Value
 
@@ -130,6 +131,8 @@ class FunctionLowering:
                 body.append(ast.copy_location(ast.Return(value=None), body[-1]))
             self._fn_body = restructure(lift_loop_returns(body), (ast.Return,))
             self._lower_body(self._fn_body, scope)
+            if scope.raised and not scope.returned:
+                raise PathEnded  # every path of the call raised: so does the caller's statement
             return scope.returned[-1] if scope.returned else Static(None)
         finally:
             self._inline_stack.pop()

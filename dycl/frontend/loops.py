@@ -145,11 +145,11 @@ class LoopLowering:
 
     def lower_for(self: Lowerer, s: ast.For, rest: list[ast.stmt], scope: _Scope) -> bool:
         """Lower `s`; returns True if it also consumed `rest` (the code after it)."""
-        if s.orelse:
-            raise self.unsupported(s, "for ... else")
         it = self.expr(s.iter, scope)
         items = self.iter_items(it, s.iter)
         has_break = contains_exit(s.body, (ast.Break,))
+        if s.orelse and has_break and items is None:
+            raise self.unsupported(s, "for ... else with break over a run-time range")
         if items is None:
             if isinstance(it, RuntimeRange):
                 try:
@@ -157,6 +157,7 @@ class LoopLowering:
                 except NeedsStatic as e:
                     raise self.unsupported(s, e.message if isinstance(e, InPlaceSharing) else (
                         "a loop over a run-time range whose body needs per-iteration compile-time values")) from None
+                self._lower_body(s.orelse, scope)  # no break: the else block always runs
                 return False
             raise self.unsupported(s.iter, "for loop over a run-time value (iterate over range(), a module list, or a Python sequence)")
         if isinstance(it, Static) and isinstance(it.value, range) and not has_break and self.fn is not None and not self.fn.inline:
@@ -164,6 +165,7 @@ class LoopLowering:
                 r = it.value
                 if len(r):
                     self._rolled_for(s, (Static(r.start), Static(r.stop), Static(r.step)), scope)
+                self._lower_body(s.orelse, scope)
                 return False
             except NeedsStatic:
                 pass
@@ -196,6 +198,7 @@ class LoopLowering:
             bind = ast.copy_location(ast.Assign(targets=[s.target], value=_Injected(item, s)), s)
             seq.append(bind)
             seq.extend(restructure(s.body, (ast.Continue,), lambda _: []))
+        seq.extend(s.orelse)  # reached only when no iteration broke out
         if rest is None:
             self._lower_body(seq, scope)
             return False
@@ -253,6 +256,8 @@ class LoopLowering:
             bind = ast.copy_location(ast.Assign(targets=[s.target], value=_Injected(item, s)), s)
             iteration = guard_breaks([bind, *restructure(s.body, (ast.Continue,), lambda _: [])], flag)
             seq.append(unless(flag, iteration, s))
+        if s.orelse:
+            seq.append(unless(flag, list(s.orelse), s))
         self._lower_body(seq, scope)
         scope.env.pop(flag, None)
 
@@ -316,8 +321,13 @@ class LoopLowering:
     # --------------------------------------------------------------- while
 
     def lower_while(self: Lowerer, s: ast.While, scope: _Scope) -> None:
-        if s.orelse:
-            raise self.unsupported(s, "while ... else")
+        if s.orelse and contains_exit(s.body, (ast.Break,)):
+            raise self.unsupported(s, "while ... else with break")
+        self._lower_while(s, scope)
+        if not scope.terminated:
+            self._lower_body(s.orelse, scope)  # no break: the else block runs when the test fails
+
+    def _lower_while(self: Lowerer, s: ast.While, scope: _Scope) -> None:
         # Iterations decided at compile time run here; the rest becomes dycl.while.
         for _ in range(100_000):
             mark = self._mark()

@@ -40,7 +40,7 @@ from dycl.diagnostics import FrontendError, SourceLoc
 from dycl.dialects import dycl as d
 from dycl.frontend.containers import ContainerLowering
 from dycl.frontend.contexts import flatten_transparent_with
-from dycl.frontend.exceptions import TryLowering
+from dycl.frontend.exceptions import PathEnded, TryLowering, is_super_init
 from dycl.frontend.functions import FunctionLowering
 from dycl.frontend.restructure import always_exits, lift_loop_returns, restructure
 from dycl.nesting import allow_depth
@@ -51,6 +51,7 @@ from dycl.types import tensor_type_of
 from dycl.frontend.values import (
     Closure,
     DictVal,
+    ExceptionVal,
     GlobalRef,
     ObjectRef,
     StaticObject,
@@ -224,6 +225,7 @@ class Lowerer(LoopLowering, RegionLowering, ContainerLowering, FunctionLowering,
         self.emitted = 0  # ops emitted so far
         self.budgets: list[tuple[object, int]] = []  # per-path loops being lowered: (owner, op limit)
         self.strict_joins: list[set[str]] = []  # flagged loops being lowered: names read after each
+        self.try_stack = []  # tries of forward being lowered (where raises jump)
         self.named_tuples: dict[SSAValue, str] = {}  # results that are torch.return_types.* in eager
 
     # ------------------------------------------------------------------ driver
@@ -423,7 +425,11 @@ class Lowerer(LoopLowering, RegionLowering, ContainerLowering, FunctionLowering,
             if scope.terminated:
                 return  # code after return/break is dead, as in Python
             if self.fallback == "none" or isinstance(s, _Continuation):
-                if self._lower_stmt(s, stmts, i, scope):
+                try:
+                    if self._lower_stmt(s, stmts, i, scope):
+                        return
+                except PathEnded:
+                    scope.terminated = scope.raised = True
                     return
                 continue
             checkpoints.append((_snapshot([scope, *self._caller_scopes]), self._mark(), self.emitted))
@@ -431,6 +437,9 @@ class Lowerer(LoopLowering, RegionLowering, ContainerLowering, FunctionLowering,
                 if self._lower_stmt(s, stmts, i, scope):
                     return
                 continue
+            except PathEnded:
+                scope.terminated = scope.raised = True
+                return
             except (FrontendError, Widen) as e:
                 error = e.error if isinstance(e, Widen) else e
             self._restore(checkpoints[i])
@@ -441,6 +450,9 @@ class Lowerer(LoopLowering, RegionLowering, ContainerLowering, FunctionLowering,
         """Lower one statement; True if it also consumed the statements after it."""
         if isinstance(s, ast.For):
             return self.lower_for(s, stmts[i + 1 :], scope)
+        if isinstance(s, ast.Try):
+            self.lower_try(s, scope, stmts[i + 1 :])
+            return False
         if isinstance(s, _Continuation):
             self._lower_body(s.stmts, scope)
         else:
@@ -491,9 +503,6 @@ class Lowerer(LoopLowering, RegionLowering, ContainerLowering, FunctionLowering,
         if isinstance(s, ast.FunctionDef):
             scope.env[s.name] = self._closure(s, s.args, s.decorator_list, scope)
             return
-        if isinstance(s, ast.Try):
-            self.lower_try(s, scope)
-            return
         if type(s) in UNSUPPORTED_STMTS:
             raise self.unsupported(s, UNSUPPORTED_STMTS[type(s)])
         match s:
@@ -539,40 +548,12 @@ class Lowerer(LoopLowering, RegionLowering, ContainerLowering, FunctionLowering,
                     return
                 # A host check: the failing path raises AssertionError(msg), as eager does.
                 self._branch(self.to_bool(v, test), [], [], scope, s, then_fn=lambda sub: None,
-                             else_fn=lambda sub: self.raise_on_host(GlobalRef("builtins.AssertionError", AssertionError),
-                                                                    [] if msg is None else [self.expr(msg, sub)], sub, s))
-            case ast.Raise(exc=exc, cause=None) if exc is not None:
-                cls, args = self._exception(exc, scope)
-                self.raise_on_host(cls, args, scope, s)
+                             else_fn=lambda sub: self.raise_exception(
+                                 ExceptionVal(AssertionError, [] if msg is None else [self.expr(msg, sub)]), sub, s))
+            case ast.Raise():
+                self.lower_raise(s, scope)
             case _:
                 raise self.unsupported(s, type(s).__name__)
-
-    def _exception(self, exc: ast.expr, scope: _Scope) -> tuple[GlobalRef, list[Value]]:
-        """`raise Cls(args)` / `raise Cls`: the class and its arguments."""
-        call_args: list[Value] = []
-        target = exc
-        if isinstance(exc, ast.Call):
-            if exc.keywords or any(isinstance(a, ast.Starred) for a in exc.args):
-                raise self.unsupported(exc, "raise with keyword or starred arguments")
-            target = exc.func
-            call_args = [self.expr(a, scope) for a in exc.args]
-        cls = self.expr(target, scope)
-        if not (isinstance(cls, GlobalRef) and isinstance(cls.obj, type) and issubclass(cls.obj, BaseException)):
-            raise self.unsupported(exc, "raise of something other than an exception class or a call of one")
-        for a in call_args:
-            if isinstance(a, SSAValue) and d.contains_tensor_type(a.type):
-                raise self.unsupported(exc, "raise of an exception carrying tensors")
-        return cls, call_args
-
-    def raise_on_host(self, cls: GlobalRef, args: list[Value], scope: _Scope, node: ast.AST) -> None:
-        """`dycl.raise`: this path ends, raising as eager does (an unreachable `return` keeps the IR well formed)."""
-        operands = [self.materialize(a, node) for a in args]
-        if any(v.type == d.ANY for v in operands):
-            raise self.unsupported(node, "raise with arguments that may be tensors")
-        self.emit(d.RaiseOp(cls.qualname, operands), node)
-        self.emit(d.ReturnOp(), node)
-        scope.terminated = True
-        scope.raised = True
 
     def _update_in_place(self, name: str, old: SSAValue, new: SSAValue, scope: _Scope, node: ast.AST) -> None:
         """`name op= e` on a tensor: every name holding the tensor, here or in a caller, sees `new`."""
@@ -619,6 +600,8 @@ class Lowerer(LoopLowering, RegionLowering, ContainerLowering, FunctionLowering,
                 items = self._unpack(v, len(elts), target)
                 for t, item in zip(elts, items):
                     self._assign(t, item, scope)
+            case ast.Attribute(value=base, attr=attr) if isinstance(owner := self.expr(base, scope), ExceptionVal):
+                owner.attrs[attr] = v  # an exception's __init__ storing its payload
             case ast.Attribute():
                 raise self.unsupported(target, "assignment to a module attribute (in-place mutation of the model)")
             case ast.Subscript() if self.assign_item(target, v, scope):
@@ -693,7 +676,10 @@ class Lowerer(LoopLowering, RegionLowering, ContainerLowering, FunctionLowering,
                 block = Block()
                 with self._in_block(block):
                     if fn is not None:
-                        fn(sub)
+                        try:
+                            fn(sub)
+                        except PathEnded:
+                            sub.terminated = sub.raised = True
                     else:
                         self._lower_body(body, sub)
                 branches.append((block, sub))
@@ -765,7 +751,8 @@ class Lowerer(LoopLowering, RegionLowering, ContainerLowering, FunctionLowering,
                                for i in range(len(first.items))])
         if self.strict_joins and any(isinstance(v, SeqVal) for v in vals):
             raise UnsafeJoin
-        if any(isinstance(v, (ModuleRef, GlobalRef, MethodRef, PathDependent, IndexedModule, Closure)) for v in vals):
+        if any(isinstance(v, (ModuleRef, GlobalRef, MethodRef, PathDependent, IndexedModule, Closure, ExceptionVal))
+               for v in vals):
             if any(name in names for names in self.strict_joins):
                 raise UnsafeJoin
             return next((v for v in vals if isinstance(v, PathDependent) and v.message), PathDependent(name))
@@ -949,6 +936,8 @@ class Lowerer(LoopLowering, RegionLowering, ContainerLowering, FunctionLowering,
             return MethodRef(base, attr)
         if isinstance(base, SeqVal):
             return MethodRef(base, attr)
+        if isinstance(base, ExceptionVal):
+            return self.exception_attribute(base, attr, node)
         if isinstance(base, Static):
             if isinstance(base.value, (int, float, str, tuple, list, dict)) and hasattr(base.value, attr):
                 return MethodRef(base, attr)
@@ -1209,6 +1198,11 @@ class Lowerer(LoopLowering, RegionLowering, ContainerLowering, FunctionLowering,
             self._caller_scopes.pop()
 
     def _dispatch_call(self, e: ast.Call, scope: _Scope) -> Value:
+        if is_super_init(e) and self.fn is not None and self.fn.tree is not None:
+            fdef = self.fn.tree.body[0]  # type: ignore[attr-defined]
+            me = scope.env.get(fdef.args.args[0].arg) if isinstance(fdef, ast.FunctionDef) and fdef.args.args else None
+            if isinstance(me, ExceptionVal):
+                return self.exception_super_init(me, [self.expr(a, scope) for a in e.args])
         fn = self.expr(e.func, scope)
         args: list[Value] = []
         for a in e.args:
@@ -1414,6 +1408,8 @@ class Lowerer(LoopLowering, RegionLowering, ContainerLowering, FunctionLowering,
             return self._convert_scalar(obj, args[0], node)
         if isinstance(obj, type) and issubclass(obj, nn.Module):
             raise self.unsupported(node, "creating a module inside forward")
+        if isinstance(obj, type) and issubclass(obj, BaseException):
+            return self.make_exception(obj, args, kwargs, node)
         if inspect.isfunction(obj) and not g.qualname.startswith("torch."):
             return self._inline(obj, None, args, kwargs, node)
         return self.call_function(g.qualname, args, kwargs, node)

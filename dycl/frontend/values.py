@@ -162,6 +162,16 @@ class Closure:
         return getattr(self.node, "name", "<lambda>")
 
 
+@dataclass(eq=False)
+class ExceptionVal:
+    """An exception built in forward (`ExitNow(outputs, i)`): its class, the
+    arguments it was made with and the attributes its `__init__` set (`e.outputs`)."""
+
+    cls: type
+    args: list[Any]
+    attrs: dict[str, Any] = field(default_factory=dict)
+
+
 def copy_env(env: dict[str, Any]) -> dict[str, Any]:
     """A copy whose lists/tuples are fresh objects (aliasing between names kept).
 
@@ -192,7 +202,8 @@ def same_value(a: Any, b: Any) -> bool:
     return False
 
 
-Value = SSAValue | Static | ModuleRef | GlobalRef | MethodRef | SeqVal | IndexedModule | PathDependent | Closure
+Value = (SSAValue | Static | ModuleRef | GlobalRef | MethodRef | SeqVal | IndexedModule | PathDependent | Closure
+         | ExceptionVal)
 
 CONTAINER_MODULES = (nn.Sequential, nn.ModuleList, nn.ModuleDict)
 

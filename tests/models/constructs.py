@@ -690,6 +690,88 @@ class OperandsOfAndOr(nn.Module):
 CASES["operands_of_and_or"] = (OperandsOfAndOr, sign_inputs() + [(torch.zeros(1, 4),)])
 
 
+
+class ExitNow(Exception):
+    """An early exit carrying tensors, as early-exit encoders raise it."""
+
+    def __init__(self, outputs, layer_index):
+        super().__init__("exit")
+        self.outputs = outputs
+        self.layer_index = layer_index
+
+
+class ExitingEncoder(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.layers = nn.ModuleList([nn.Linear(4, 4) for _ in range(4)])
+        self.exits = nn.ModuleList([nn.Linear(4, 2) for _ in range(4)])
+        self.thresholds = (0.75, 0.56, 0.6, 0.99)
+
+    def run_layer(self, h, i):
+        h = torch.tanh(self.layers[i](h))
+        logits = self.exits[i](h)
+        if torch.softmax(logits, -1).max() > self.thresholds[i]:
+            raise ExitNow(logits, i)
+        return h
+
+    def forward(self, x):
+        h = x
+        for i in range(len(self.layers)):
+            h = self.run_layer(h, i)
+        return self.exits[-1](h)
+
+
+class ExceptionExit(nn.Module):
+    """A custom exception raised two calls deep, caught by forward: a structured early exit."""
+
+    def __init__(self):
+        super().__init__()
+        self.encoder = ExitingEncoder()
+        self.stem = nn.Linear(4, 4)
+
+    def forward(self, x):
+        h = self.stem(x)
+        exit_layer = -1
+        try:
+            out = self.encoder(h)
+        except ExitNow as e:
+            out = e.outputs
+            exit_layer = e.layer_index
+        return out, exit_layer
+
+
+# Exits after layers 0, 1, 2 and none (-1).
+CASES["exception_exit"] = (ExceptionExit, [(torch.randn(1, 4, generator=torch.Generator().manual_seed(k)) * s,)
+                                           for k, s in ((6, 3.0), (0, 3.0), (0, 0.1), (1, 3.0), (3, 1.0))])
+
+
+class ForElse(nn.Module):
+    """`for ... else` (the else runs when no iteration breaks) and `while ... else`."""
+
+    def __init__(self):
+        super().__init__()
+        self.blocks = nn.ModuleList([nn.Linear(4, 4) for _ in range(3)])
+
+    def forward(self, x):
+        found = -1
+        for i, blk in enumerate(self.blocks):
+            x = torch.tanh(blk(x))
+            if x.sum() > 1.5:
+                found = i
+                break
+        else:
+            x = x * 0
+        steps = 0
+        while steps < 2:
+            steps += 1
+        else:
+            x = x + steps
+        return x, found
+
+
+CASES["for_else"] = (ForElse, sign_inputs() + [(torch.full((1, 4), 5.0),), (torch.full((1, 4), -5.0),)])
+
+
 def check_matches_eager(name: str, **compile_options) -> None:
     """Compile case `name` and compare it with eager on all its inputs (type and values)."""
     import dycl

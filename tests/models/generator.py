@@ -415,22 +415,22 @@ class _Builder:
                 target, free = self.pick(VARS), self.var(ctx)
                 k = self.pick(MUL_CONSTS)
                 if self.chance(50):
-                    head = [f"{ind}def g(u, k={k}):", f"{ind}    return u * k + {free}"]
+                    head = [f"{ind}def g(u, k={k}):", f"{ind}    return torch.tanh(u * k + {free})"]
                 else:
-                    head = [f"{ind}g = lambda u, k={k}: u * k + {free}  # noqa: E731"]
+                    head = [f"{ind}g = lambda u, k={k}: torch.tanh(u * k + {free})  # noqa: E731"]
                 return head + [f"{ind}{target} = g({self.expr(ctx, 1)})"], _add(ctx.defined, target), None
             case "dict_config":  # a dict literal of constants and tensors, read by key
                 self.features.add("dict")
                 target = self.pick(VARS)
                 lines = [f"{ind}cfg = {{'scale': {self.pick(MUL_CONSTS)}, 'feat': {self.expr(ctx, 1)}}}"]
                 read = self.pick(("cfg['feat'] * cfg['scale']", "cfg.get('bias', 0.5) + cfg['feat']",
-                                  "sum(v for k, v in cfg.items() if k != 'scale')"))
+                                  "sum(torch.tanh(v) for k, v in cfg.items() if k != 'scale')"))
                 return lines + [f"{ind}{target} = {read}"], _add(ctx.defined, target), None
             case "comprehension":  # over a tuple of tensors, or the layers
                 self.features.add("comprehension")
                 target = self.pick(VARS)
                 a, b = self.var(ctx), self.var(ctx)
-                value = self.pick((f"sum([u * {self.pick(MUL_CONSTS)} for u in ({a}, {b})])",
+                value = self.pick((f"sum([torch.tanh(u) * {self.pick(MUL_CONSTS)} for u in ({a}, {b})])",
                                    f"torch.stack([layer({a}) for layer in self.layers]).mean(0)",
                                    f"{a} if any(u.sum() > 0 for u in ({a}, {b})) else {b}"))
                 return [f"{ind}{target} = {value}"], _add(ctx.defined, target), None
