@@ -1329,8 +1329,9 @@ class RaiseOp(IRDLOperation):
     where eager fails, with the same exception type and arguments.
 
     `exception` is the importable name of the exception class; the operands are
-    the arguments of its constructor (host values: a message, numbers). It never
-    returns, so nothing after it in its block runs.
+    the arguments of its constructor (a message, numbers, tensors it carries), the
+    last `len(kwargs)` of them by keyword. It never returns, so nothing after it in its
+    block runs.
 
     ```mlir
     dycl.if %too_big {
@@ -1346,21 +1347,29 @@ class RaiseOp(IRDLOperation):
     name = "dycl.raise"
     args = var_operand_def()
     exception = prop_def(StringAttr)
+    kwargs = opt_prop_def(ArrayAttr[StringAttr])
+    irdl_options = (ParsePropInAttrDict(),)
 
     assembly_format = "$exception `(` $args `)` attr-dict (`:` type($args)^)?"
 
-    def __init__(self, exception: str, args: Sequence[SSAValue] = ()):
-        super().__init__(operands=[args], properties={"exception": StringAttr(exception)})
+    def __init__(self, exception: str, args: Sequence[SSAValue] = (), kwargs: Sequence[str] = ()):
+        props: dict[str, Attribute] = {"exception": StringAttr(exception)}
+        if (kw := _kwargs_attr(kwargs)) is not None:
+            props["kwargs"] = kw
+        super().__init__(operands=[args], properties=props)
+
+    def positional_and_keyword(self) -> tuple[list[SSAValue], dict[str, SSAValue]]:
+        names = [k.data for k in self.kwargs.data] if self.kwargs else []
+        n_pos = len(self.args) - len(names)
+        return list(self.args[:n_pos]), dict(zip(names, self.args[n_pos:]))
 
     def verify_(self) -> None:
+        _check_kwargs(self, len(self.args))
         parts = self.exception.data.split(".")
         if len(parts) < 2 or not all(p.isidentifier() for p in parts):
             raise VerifyException(
                 f"'dycl.raise' needs the qualified name of an exception class (e.g. builtins.ValueError), "
                 f"got {self.exception.data!r}")
-        for v in self.args:
-            if contains_tensor_type(v.type):
-                raise VerifyException("'dycl.raise' arguments are host values, not tensors")
 
 
 HOST_ONLY_OPS: tuple[type[Operation], ...] = (

@@ -5,15 +5,31 @@ Shared by extract-hcfg, outline-subgraphs and the host code generators.
 
 from __future__ import annotations
 
+import functools
+
 from xdsl.dialects import arith
 from xdsl.ir import Operation, SSAValue
 
 from dycl.dialects import dycl as d
+from dycl.pyregion import resolve
 
 TENSOR, HOST, FREE = "tensor", "host", "free"
 
 _CALLS = (d.CallModuleOp, d.CallFunctionOp, d.CallMethodOp)
 _HOST_WRAPPERS = ("torch.return_types.", "builtins.dict")
+
+
+@functools.lru_cache(maxsize=None)
+def _builds_python_object(target: str) -> bool:
+    """A call of a Python class that is not torch's (a namedtuple, a dataclass, an
+    OrderedDict): it packs results into eager's object, so it runs on the host."""
+    if target.startswith(("torch.", "builtins.", "_operator.", "math.")):
+        return False
+    try:
+        obj = resolve(target)
+    except Exception:
+        return False
+    return isinstance(obj, type) and not issubclass(obj, BaseException)
 
 
 def _tensorish(v: SSAValue) -> bool:
@@ -33,8 +49,9 @@ def classify(op: Operation) -> str:
         return TENSOR if d.is_tensor_type(op.result.type) else FREE
     if isinstance(op, d.ParamOp):
         return TENSOR
-    if isinstance(op, d.CallFunctionOp) and op.target.data.startswith(_HOST_WRAPPERS):
-        return HOST  # named tuples and dicts of results: host plumbing, like a tuple
+    if isinstance(op, d.CallFunctionOp) and (op.target.data.startswith(_HOST_WRAPPERS)
+                                             or _builds_python_object(op.target.data)):
+        return HOST  # named tuples, dicts, output objects of results: host plumbing, like a tuple
     if isinstance(op, _CALLS):
         if isinstance(op, d.CallModuleOp) or any(_tensorish(v) for v in (*op.operands, op.result)):
             return TENSOR

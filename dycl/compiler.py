@@ -304,7 +304,8 @@ def _eager_error(model: nn.Module, inputs: list[Any]) -> tuple[InputError | None
         return None, None  # refused with its own diagnostic by the input checks
     try:
         with protected(model, getattr(sys.modules.get(type(model).__module__), "__dict__", None)), torch.no_grad():
-            result = model(*inputs)
+            # Clones: a model that updates its input in place must not change the caller's examples.
+            result = model(*[x.clone() if isinstance(x, torch.Tensor) else x for x in inputs])
     except Exception as e:
         err = user_code_error(e, "the model, run eagerly on the example inputs,")
         error = InputError(err.message, err.loc, "eager PyTorch rejects these inputs, so dycl does too")
@@ -356,7 +357,7 @@ def _check_raises_too(out: Path, module: Any, report: CompileReport, model: nn.M
 
     try:
         with protected(model, getattr(sys.modules.get(type(model).__module__), "__dict__", None)):
-            CompiledModel(out, module=module, report=report, model=model)(*inputs)
+            CompiledModel(out, module=module, report=report, model=model)(*[x.clone() if isinstance(x, torch.Tensor) else x for x in inputs])
     except Exception:
         return
     shutil.rmtree(out, ignore_errors=True)

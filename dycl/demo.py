@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import dataclasses
+
 import statistics
 import time
 from collections.abc import Callable
@@ -37,6 +39,8 @@ def max_abs_error(a: Any, b: Any) -> float:
         if len(a) != len(b):
             return float("inf")
         return max((max_abs_error(x, y) for x, y in zip(a, b)), default=0.0)
+    if dataclasses.is_dataclass(a):
+        return max_abs_error(dataclasses.asdict(a), dataclasses.asdict(b))
     if isinstance(a, dict):
         if list(a) != list(b):
             return float("inf")

@@ -68,23 +68,32 @@ def make_region(code: str, globals_name: str, where: str) -> Callable[..., Any]:
 
 
 def to_torch(value: Any) -> Any:
-    """Backend tensors → torch tensors (zero-copy via DLPack), through tuples/lists."""
+    """Backend tensors → torch tensors (zero-copy via DLPack), through tuples, lists
+    and dicts. Lists and dicts are converted in place and keep their identity: a
+    fallback region that appends to a list or updates a dict changes the host's
+    object, as the same code changes it in eager."""
     import torch
 
-    if isinstance(value, torch.Tensor):
-        return value
-    if isinstance(value, torch.Size):
+    if isinstance(value, (torch.Tensor, torch.Size)):
         return value
     if isinstance(value, tuple):
         items = tuple(to_torch(v) for v in value)
+        if all(a is b for a, b in zip(items, value)):
+            return value
         # Named tuples (torch.return_types.*, collections.namedtuple) keep their type.
         if type(value) is tuple:
             return items
         return type(value)(items) if hasattr(type(value), "n_fields") else type(value)(*items)
     if isinstance(value, list):
-        return [to_torch(v) for v in value]
+        for i, v in enumerate(value):
+            if (t := to_torch(v)) is not v:
+                value[i] = t
+        return value
     if isinstance(value, dict):
-        return {k: to_torch(v) for k, v in value.items()}
+        for k, v in value.items():
+            if (t := to_torch(v)) is not v:
+                value[k] = t
+        return value
     if hasattr(value, "__dlpack__") and not isinstance(value, (int, float, bool)):
         return torch.from_dlpack(value)
     return value

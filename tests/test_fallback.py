@@ -258,3 +258,14 @@ def test_one_compiled_model_called_from_many_threads(branchy_compiled):
 
     with ThreadPoolExecutor(8) as pool:
         assert sum(pool.map(worker, range(8))) == 0
+
+
+def test_compile_leaves_the_example_inputs_alone():
+    """Compiling runs the model (and its regions) on copies: an in-place update of the
+    input changes the caller's tensor when the compiled model is called, not before."""
+    model = make_module("x += 1.0\nreturn x * 2")
+    example = torch.zeros(1, 4)
+    cm = dycl.compile(model, [example], backend="torch")
+    assert torch.equal(example, torch.zeros(1, 4))
+    y = cm(example)
+    assert torch.equal(example, torch.ones(1, 4)) and torch.equal(y, torch.full((1, 4), 2.0))

@@ -27,7 +27,7 @@ CASES = {
     "random": ("import random\nreturn x", "import statement"),
     "mutate_param": ("self.fc.weight = None\nreturn x", "assignment to a module attribute"),
     "setitem": ("x[0] = 1.0\nreturn x", "item assignment"),
-    "raise": ("raise ValueError(x)", "raise of an exception carrying tensors"),
+    "raise": ("raise ValueError('no') from None", "re-raise or raise ... from"),
     "inplace": ("x.add_(1.0)\nreturn x", "in-place tensor method 'add_'"),
     "inplace_view": ("y = x[0]\nx += 1.0\nreturn y", "in-place update of 'x', which shares its storage with 'y'"),
     "inplace_path_alias": (

@@ -111,7 +111,7 @@ def check_program(program: Program, directory: Path, backend: str = "torch") -> 
     model = cls().eval()
     compiled_model = copy.deepcopy(model)  # its own state (`self.count`), as eager's
     try:
-        cm = dycl.compile(compiled_model, (X0,), backend=backend)
+        cm = dycl.compile(compiled_model, (X0.clone(),), backend=backend)  # a program may update x in place
     except dycl.FrontendError as e:
         if DOCUMENTED_REJECTION not in str(e):
             raise

@@ -11,17 +11,19 @@ tensor of static first dimension); so must filters and dict keys.
 from __future__ import annotations
 
 import ast
+import collections
+import dataclasses
 from typing import TYPE_CHECKING, Any
 
 from xdsl.dialects import arith
 from xdsl.ir import SSAValue
 
-from dycl.frontend.values import DictVal, SeqVal, Static, Value
+from dycl.frontend.values import DictVal, NamedSeq, ObjectVal, SeqVal, Static, Value
 
 if TYPE_CHECKING:
     from dycl.frontend.lowering import Lowerer, _Scope
 
-_SEQUENCE_BUILTINS = {sum, any, all, list, tuple, dict, reversed, len}
+_SEQUENCE_BUILTINS = {sum, any, all, list, tuple, dict, reversed, len, collections.OrderedDict, max, min}
 
 
 class ContainerLowering:
@@ -49,17 +51,19 @@ class ContainerLowering:
                 raise self.unsupported(g.iter, "comprehension over a run-time value (iterate over range(), a module "
                                                "list, a Python sequence or a tensor of static shape)")
             for item in seq:
-                inner = type(sc)(env=dict(sc.env))  # the comprehension's own names
-                self._assign(g.target, item, inner)
+                self._assign(g.target, item, sc)
+                sc.comp_names |= {n.id for n in ast.walk(g.target) if isinstance(n, ast.Name)}
                 for c in g.ifs:
-                    keep = self.truth(c, inner)
+                    keep = self.truth(c, sc)
                     if not isinstance(keep, Static):
                         raise self.unsupported(c, "comprehension filter on a run-time value")
                     if not keep.value:
                         break
                 else:
-                    run(k + 1, inner)
+                    run(k + 1, sc)
 
+        # One scope for the whole comprehension, as in Python: a lambda made in it sees
+        # the last binding of its loop variable when called afterwards.
         run(0, type(scope)(env=dict(scope.env)))
         if isinstance(e, ast.DictComp):
             return out
@@ -67,7 +71,37 @@ class ContainerLowering:
             return Static(tuple(x.value for x in items))  # type: ignore[union-attr]
         return SeqVal(items, is_list=isinstance(e, ast.ListComp))
 
+    def python_object(self: Lowerer, cls: Any, args: list[Value], kwargs: dict[str, Value], node: ast.AST) -> Value | None:
+        """`Out(logits, h)` for a namedtuple class, `ModelOutput(logits=y)` for a
+        dataclass: a compile-time structure of values, made eager's object on the host
+        where it escapes (returned, handed to Python). None for other callables."""
+        if not isinstance(cls, type):
+            return None
+        if issubclass(cls, tuple) and hasattr(cls, "_fields"):
+            names = list(cls._fields)
+            defaults = getattr(cls, "_field_defaults", {})
+        elif dataclasses.is_dataclass(cls) and not hasattr(cls, "__post_init__") and not issubclass(cls, dict):
+            fields = [f for f in dataclasses.fields(cls) if f.init]
+            names = [f.name for f in fields]
+            defaults = {f.name: f.default for f in fields if f.default is not dataclasses.MISSING}
+            if any(f.default_factory is not dataclasses.MISSING for f in fields):  # type: ignore[misc]
+                return None
+        else:
+            return None
+        if len(args) > len(names) or set(kwargs) - set(names):
+            raise self.error(node, f"{cls.__name__}() got unexpected arguments")
+        bound = dict(zip(names, args)) | kwargs
+        missing = [n for n in names if n not in bound and n not in defaults]
+        if missing:
+            raise self.error(node, f"{cls.__name__}() is missing {', '.join(missing)}")
+        values = [bound[n] if n in bound else Static(defaults[n]) for n in names]
+        if issubclass(cls, tuple):
+            return NamedSeq(values, False, cls)
+        return ObjectVal(values, False, names, "builtins.dict", cls)
+
     def _dict_items(self: Lowerer, v: Value, node: ast.AST) -> list[tuple[Any, Value]]:
+        if isinstance(v, ObjectVal):
+            raise self.unsupported(node, f"** over a {v.cls.__name__} object")
         if isinstance(v, DictVal):
             return list(zip(v.keys, v.items))
         if isinstance(v, Static) and isinstance(v.value, dict):
@@ -79,11 +113,11 @@ class ContainerLowering:
         with run-time elements; None when this is not such a call."""
         if obj not in _SEQUENCE_BUILTINS:
             return None
-        if obj is dict:
+        if obj in (dict, collections.OrderedDict):
             static_dict = bool(args) and isinstance(args[0], Static) and isinstance(args[0].value, dict)
             if args and not isinstance(args[0], (DictVal, SeqVal)) and not static_dict:
                 return None
-            out = DictVal()
+            out = DictVal(factory="builtins.dict" if obj is dict else "collections.OrderedDict")
             if args:
                 pairs = self._dict_items(args[0], node) if isinstance(args[0], DictVal) or static_dict else [
                     tuple(self._unpack(p, 2, node)) for p in self.iter_items(args[0], node) or []]
@@ -94,6 +128,8 @@ class ContainerLowering:
             for k, x in kwargs.items():
                 out.set(k, x)
             return out
+        if obj in (max, min):
+            return self._max_min(obj is max, args, kwargs, node)
         if len(args) != 1 or not isinstance(args[0], (SeqVal, Static)) or (
                 isinstance(args[0], Static) and obj is not reversed):
             if not (len(args) == 2 and obj is sum and isinstance(args[0], SeqVal)):
@@ -128,10 +164,34 @@ class ContainerLowering:
             acc = self.emit((arith.OrIOp if is_any else arith.AndIOp)(acc, c), node).results[0]
         return acc
 
+    def _max_min(self: Lowerer, is_max: bool, args: list[Value], kwargs: dict[str, Value], node: ast.AST) -> Value | None:
+        """`max(xs)` / `max(a, b, ...)` as Python computes it: the first item no later
+        item beats (`x > best`, a host truth value when the items are tensors)."""
+        if kwargs:
+            return None
+        items = self.iter_items(args[0], node) if len(args) == 1 else list(args)
+        if not items or all(isinstance(x, Static) for x in items):
+            return None
+        best = items[0]
+        for x in items[1:]:
+            beats = self._compare_values(ast.Gt() if is_max else ast.Lt(), x, best, node)
+            if isinstance(beats, Static):
+                best = x if beats.value else best
+                continue
+            outer = type(self._new_scope({}))(env={"$v": best})
+            self._branch(self.to_bool(beats, node), [], [], outer, node,
+                         then_fn=lambda sub, x=x: sub.env.__setitem__("$v", x), else_fn=lambda sub: None)
+            best = outer.env["$v"]
+        return best
+
     def container_method(self: Lowerer, recv: SeqVal, name: str, args: list[Value], kwargs: dict[str, Value],
                          node: ast.AST) -> Value:
         """Methods of a list or dict built in forward, evaluated at compile time."""
-        if kwargs or any(not isinstance(a, Static) for a in args[:1]) and name not in ("append", "extend"):
+        if isinstance(recv, DictVal) and name == "update" and not args:
+            for k, x in kwargs.items():
+                recv.set(k, x)
+            return Static(None)
+        if kwargs or any(not isinstance(a, Static) for a in args[:1]) and name not in ("append", "extend", "update"):
             raise self.unsupported(node, f"'{name}' with run-time keys on a Python container")
         key = args[0].value if args and isinstance(args[0], Static) else None
         if isinstance(recv, DictVal):
@@ -146,7 +206,14 @@ class ContainerLowering:
             if name == "copy":
                 return recv.like(list(recv.items))
             if name == "update" and len(args) == 1:
-                for k, x in self._dict_items(args[0], node):
+                pairs = self._dict_items(args[0], node) if isinstance(args[0], DictVal) or (
+                    isinstance(args[0], Static) and isinstance(args[0].value, dict)) else [
+                    tuple(self._unpack(p, 2, node)) for p in self.iter_items(args[0], node) or []]
+                for k, x in pairs:
+                    if not isinstance(k, Static) and not isinstance(args[0], DictVal) and not isinstance(args[0], Static):
+                        raise self.unsupported(node, "dict key computed at run time")
+                    recv.set(k.value if isinstance(k, Static) and not isinstance(args[0], (DictVal, Static)) else k, x)
+                for k, x in kwargs.items():
                     recv.set(k, x)
                 return Static(None)
             if name in ("pop", "setdefault") and args:

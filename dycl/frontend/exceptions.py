@@ -187,7 +187,7 @@ class TryLowering:
     def make_exception(self: Lowerer, cls: type, args: list[Value], kwargs: dict[str, Value], node: ast.AST) -> ExceptionVal:
         """The exception `cls(*args, **kwargs)`; a Python `__init__` is inlined to see
         what it stores (`self.outputs = outputs`)."""
-        e = ExceptionVal(cls, list(args))
+        e = ExceptionVal(cls, list(args), made_with=(list(args), dict(kwargs)))
         init = inspect.getattr_static(cls, "__init__", None)
         if inspect.isfunction(init):
             e.args = []  # what super().__init__(...) receives, as Python sets args
@@ -207,10 +207,10 @@ class TryLowering:
             if ctx.finalbody:
                 raise self.unsupported(node, "a raise passing through try/finally")
         else:
-            operands = [self.materialize(a, node) for a in e.args]
-            if any(v.type == d.ANY or d.contains_tensor_type(v.type) for v in operands):
-                raise self.unsupported(node, "raise of an exception carrying tensors that nothing in forward catches")
-            self.emit(d.RaiseOp(f"{e.cls.__module__}.{e.cls.__qualname__}", operands), node)
+            # The host builds it as eager did: the same class, called with the same arguments.
+            args, kwargs = e.made_with if e.made_with != ((), {}) else (e.args, {})
+            operands = [self.materialize(a, node) for a in [*args, *kwargs.values()]]
+            self.emit(d.RaiseOp(f"{e.cls.__module__}.{e.cls.__qualname__}", operands, list(kwargs)), node)
             self.emit(d.ReturnOp(), node)  # unreachable: keeps the block well formed
         scope.terminated = True
         scope.raised = True

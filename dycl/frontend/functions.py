@@ -112,7 +112,8 @@ class FunctionLowering:
                                   fn.qualname, node)
         # Free names: the caller's current bindings when called where it was defined.
         outer = scope.env if self.fn is c.fn else c.scope.env
-        env = {**outer, **params}
+        own = {n: c.scope.env[n] for n in c.scope.comp_names if n in c.scope.env}  # made in a comprehension
+        env = {**outer, **own, **params}
         body = fdef.body if isinstance(fdef, ast.FunctionDef) else [
             ast.copy_location(ast.Return(value=fdef.body), fdef.body)]
         return self._inline_body(fn, body, env, key, node)

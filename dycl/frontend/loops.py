@@ -21,7 +21,7 @@ from xdsl.ir import Block, Operation, Region, SSAValue
 from dycl.dialects import dycl as d
 from dycl.frontend.inplace import bound_values, maybe_tensor, possible_roots
 from dycl.frontend.restructure import always_exits, contains_exit, guard_breaks, init_flag, restructure, unless
-from dycl.frontend.values import Closure, DictVal, GlobalRef, ModuleRef, PathDependent, SeqVal, Static, Value, copy_env, same_value
+from dycl.frontend.values import Closure, DictVal, ObjectVal, GlobalRef, ModuleRef, PathDependent, SeqVal, Static, Value, copy_env, same_value
 
 if TYPE_CHECKING:
     from dycl.frontend.lowering import Lowerer, _Scope
@@ -177,6 +177,8 @@ class LoopLowering:
         whose first dimension is static. None if it is known only at run time."""
         if isinstance(it, Static) and isinstance(it.value, _ITERABLE_CONSTANTS):
             return [Static(x) for x in it.value]
+        if isinstance(it, ObjectVal):
+            return None  # a dataclass instance is not iterable
         if isinstance(it, DictVal):
             return [Static(k) for k in it.keys]
         if isinstance(it, SeqVal):

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import ast
 import builtins
+import collections
 import inspect
 import math
 import operator
@@ -52,6 +53,9 @@ from dycl.frontend.values import (
     Closure,
     DictVal,
     ExceptionVal,
+    MUTATING_METHODS,
+    NamedSeq,
+    ObjectVal,
     GlobalRef,
     ObjectRef,
     StaticObject,
@@ -132,8 +136,7 @@ FORBIDDEN_CALLS = {
 
 _LAYOUT_ONLY_METHODS = {"flatten_parameters"}
 
-_MUTATING_METHODS = {"append", "extend", "insert", "pop", "remove", "clear", "update", "setdefault", "add",
-                     "discard", "sort", "reverse", "popitem"}
+_MUTATING_METHODS = MUTATING_METHODS
 
 
 @dataclass
@@ -158,6 +161,7 @@ class _Scope:
     # For inlined functions: the value each returning path produced.
     returned: list[Value] = field(default_factory=list)
     raised: bool = False  # terminated by a `dycl.raise`: the path yields nothing
+    comp_names: set[str] = field(default_factory=set)  # a comprehension's own names
 
 
 @dataclass(frozen=True)
@@ -226,7 +230,8 @@ class Lowerer(LoopLowering, RegionLowering, ContainerLowering, FunctionLowering,
         self.budgets: list[tuple[object, int]] = []  # per-path loops being lowered: (owner, op limit)
         self.strict_joins: list[set[str]] = []  # flagged loops being lowered: names read after each
         self.try_stack = []  # tries of forward being lowered (where raises jump)
-        self.named_tuples: dict[SSAValue, str] = {}  # results that are torch.return_types.* in eager
+        self.named_tuples: dict[SSAValue, str] = {}
+        self.tuple_fields: dict[SSAValue, tuple[str, ...]] = {}  # joins of different named tuples  # results that are torch.return_types.* in eager
 
     # ------------------------------------------------------------------ driver
 
@@ -384,7 +389,11 @@ class Lowerer(LoopLowering, RegionLowering, ContainerLowering, FunctionLowering,
             if not all(isinstance(k, str) and k.isidentifier() for k in v.keys):
                 raise self.error(node, "a dict whose keys are not all identifier strings cannot be used at run time")
             values = [self.materialize(e, node) for e in v.items]
-            return self.emit(d.CallFunctionOp("builtins.dict", values, list(v.keys), result_type=d.PYOBJ), node).results[0]
+            factory = qualname_of(v.cls) if isinstance(v, ObjectVal) else v.factory
+            return self.emit(d.CallFunctionOp(factory, values, list(v.keys), result_type=d.PYOBJ), node).results[0]
+        if isinstance(v, NamedSeq):
+            items = [self.materialize(e, node) for e in v.items]
+            return self.emit(d.CallFunctionOp(qualname_of(v.cls), items, result_type=d.PYOBJ), node).results[0]
         if isinstance(v, SeqVal):
             elems = [self.materialize(e, node) for e in v.items]
             return self.emit(d.MakeTupleOp(elems, is_list=v.is_list), node).results[0]
@@ -602,6 +611,10 @@ class Lowerer(LoopLowering, RegionLowering, ContainerLowering, FunctionLowering,
                     self._assign(t, item, scope)
             case ast.Attribute(value=base, attr=attr) if isinstance(owner := self.expr(base, scope), ExceptionVal):
                 owner.attrs[attr] = v  # an exception's __init__ storing its payload
+            case ast.Attribute(value=base, attr=attr) if isinstance(owner := self.expr(base, scope), ObjectVal):
+                if getattr(owner.cls, "__dataclass_params__").frozen:
+                    raise self.error(target, f"cannot assign to field '{attr}' of a frozen {owner.cls.__name__}")
+                owner.set(attr, v)
             case ast.Attribute():
                 raise self.unsupported(target, "assignment to a module attribute (in-place mutation of the model)")
             case ast.Subscript() if self.assign_item(target, v, scope):
@@ -707,6 +720,7 @@ class Lowerer(LoopLowering, RegionLowering, ContainerLowering, FunctionLowering,
         for i, (block, _) in enumerate(merging):
             with self._in_block(block):
                 yielded.append([self.materialize(vals[i], node) for vals in slots])
+        fields = self._name_mixed_tuples(merging, yielded, node)
         result_types: list[Attribute] = []
         for i in range(len(slots)):
             ts = {vals[i].type for vals in yielded}
@@ -719,6 +733,11 @@ class Lowerer(LoopLowering, RegionLowering, ContainerLowering, FunctionLowering,
         results = list(if_op.results)
         for k, r in enumerate(results):
             self._joins[r] = [vals[k] for vals in yielded]
+            kinds = {self.named_tuples.get(vals[k]) for vals in yielded}
+            if len(kinds) == 1 and (kind := kinds.pop()) is not None:
+                self.named_tuples[r] = kind  # the same torch.return_types on every path
+            elif fields[k] is not None:
+                self.tuple_fields[r] = fields[k]
         for n in keys:
             merged[n] = _fill_slots(merged[n], results, n)
         if ret_live:
@@ -737,6 +756,25 @@ class Lowerer(LoopLowering, RegionLowering, ContainerLowering, FunctionLowering,
             scope.terminated = True
             scope.raised = all(sc.raised for _, sc in branches)
         return results
+
+    def _name_mixed_tuples(self, merging: list[tuple[Block, Any]], yielded: list[list[SSAValue]],
+                           node: ast.AST) -> list[tuple[str, ...] | None]:
+        """Paths yielding different `torch.return_types` (`x.max(1)` here, `x.min(1)`
+        there) give each its Python type before the join; the field names every path
+        shares stay readable after it."""
+        fields: list[tuple[str, ...] | None] = []
+        for k in range(len(yielded[0]) if yielded else 0):
+            kinds = [self.named_tuples.get(vals[k]) for vals in yielded]
+            if len(set(kinds)) == 1:
+                fields.append(None)
+                continue
+            for (block, _), vals, kind in zip(merging, yielded, kinds):
+                if kind is not None:
+                    with self._in_block(block):
+                        vals[k] = self.emit(d.CallFunctionOp(kind, [vals[k]]), node).results[0]
+            names = {resolve_qualname(kind).__match_args__ if kind else None for kind in kinds}
+            fields.append(names.pop() if len(names) == 1 else None)
+        return fields
 
     def _merge_values(self, vals: list[Value], name: str, slots: list[list[Value]]) -> Value:
         """What `name` holds after a join; the values that differ become `_Slot`s."""
@@ -924,8 +962,8 @@ class Lowerer(LoopLowering, RegionLowering, ContainerLowering, FunctionLowering,
         if isinstance(base, SSAValue):
             if attr == "data":  # the tensor without autograd history: detach()
                 return self.emit(d.CallMethodOp("detach", [base]), node).results[0]
-            if base in self.named_tuples:
-                fields = resolve_qualname(self.named_tuples[base]).__match_args__
+            if base in self.named_tuples or base in self.tuple_fields:
+                fields = self.tuple_fields.get(base) or resolve_qualname(self.named_tuples[base]).__match_args__
                 if attr in fields:
                     return self.emit(d.GetItemOp(base, fields.index(attr)), node).results[0]
             if attr in ("shape", "ndim") and isinstance(base.type, TensorType) and -1 not in base.type.get_shape():
@@ -934,6 +972,12 @@ class Lowerer(LoopLowering, RegionLowering, ContainerLowering, FunctionLowering,
             if attr in ("shape", "dtype", "device", "ndim", "T", "mT", "data", "is_cuda"):
                 return self.call_function("builtins.getattr", [base, Static(attr)], {}, node)
             return MethodRef(base, attr)
+        if isinstance(base, ObjectVal):
+            if attr in base.keys:
+                return base.get(attr)
+            raise self.error(node, f"{base.cls.__name__} object has no attribute '{attr}' here")
+        if isinstance(base, NamedSeq) and attr in base.cls._fields:
+            return base.items[base.cls._fields.index(attr)]
         if isinstance(base, SeqVal):
             return MethodRef(base, attr)
         if isinstance(base, ExceptionVal):
@@ -1014,6 +1058,12 @@ class Lowerer(LoopLowering, RegionLowering, ContainerLowering, FunctionLowering,
             left = right
         assert result is not None
         return result
+
+    def _compare_values(self, op: ast.cmpop, a: Value, b: Value, node: ast.AST) -> Value:
+        name, fn = CMPOPS[type(op)]
+        if isinstance(a, Static) and isinstance(b, Static):
+            return Static(fn(a.value, b.value))
+        return self.call_function(f"_operator.{name}", [a, b], {}, node)
 
     def _may_be_none(self, v: SSAValue, seen: set[SSAValue] | None = None) -> bool:
         """Whether `v` may hold None: a None constant, a region's result, or a join with either."""
@@ -1172,6 +1222,8 @@ class Lowerer(LoopLowering, RegionLowering, ContainerLowering, FunctionLowering,
             if self.loop_depth:
                 raise NeedsStatic
             raise self.error(node, "indexing a Python sequence needs a compile-time index")
+        if isinstance(base, ObjectVal):
+            raise self.error(node, f"'{base.cls.__name__}' object is not subscriptable")
         if isinstance(base, DictVal):
             if not isinstance(index, Static):
                 raise self.unsupported(node, "indexing a Python dict with a run-time key")
@@ -1250,7 +1302,8 @@ class Lowerer(LoopLowering, RegionLowering, ContainerLowering, FunctionLowering,
                 if child is not None:
                     v = self._call_module(m.child(name), [v], {}, node)
             return v
-        if isinstance(m.module, (nn.ModuleList, nn.ModuleDict)):
+        if isinstance(m.module, (nn.ModuleList, nn.ModuleDict)) and "forward" not in {
+                k for c in type(m.module).__mro__ if c not in (nn.ModuleList, nn.ModuleDict, nn.Module) for k in vars(c)}:
             raise self.error(node, f"'{m.path}' is a {type(m.module).__name__}, which is not callable")
         if is_leaf_module(m.module):
             ops = [self.materialize(a, node) for a in args] + [self.materialize(v, node) for v in kwargs.values()]
@@ -1312,6 +1365,14 @@ class Lowerer(LoopLowering, RegionLowering, ContainerLowering, FunctionLowering,
         if isinstance(recv, ModuleRef):
             if mref.name == "forward":
                 return self._call_module(recv, args, kwargs, node)
+            if isinstance(recv.module, (nn.ModuleDict, nn.ModuleList, nn.Sequential)) and mref.name in (
+                    "items", "keys", "values", "children", "named_children") and not args and not kwargs:
+                names = list(recv.module._modules)
+                members = {"items": [SeqVal([Static(k), recv.member(k)]) for k in names],
+                           "named_children": [SeqVal([Static(k), recv.member(k)]) for k in names],
+                           "keys": [Static(k) for k in names],
+                           "values": [recv.member(k) for k in names], "children": [recv.member(k) for k in names]}
+                return SeqVal(members[mref.name])
             if is_leaf_module(recv.module):
                 # torch.nn's internals are never inlined; a method that only changes how
                 # weights are laid out (cuDNN's flatten_parameters) changes no result.
@@ -1372,7 +1433,8 @@ class Lowerer(LoopLowering, RegionLowering, ContainerLowering, FunctionLowering,
                 return Static(len(a.items))
             if isinstance(a, ModuleRef):
                 return Static(len(a.module))
-        if (obj is dict or not statics) and (over := self.sequence_builtin(obj, args, kwargs, node)) is not None:
+        if (obj in (dict, collections.OrderedDict) or not statics) and (
+                over := self.sequence_builtin(obj, args, kwargs, node)) is not None:
             return over
         if obj in (enumerate, zip):
             seqs = [self._as_sequence(a, node) for a in args]
@@ -1410,6 +1472,8 @@ class Lowerer(LoopLowering, RegionLowering, ContainerLowering, FunctionLowering,
             raise self.unsupported(node, "creating a module inside forward")
         if isinstance(obj, type) and issubclass(obj, BaseException):
             return self.make_exception(obj, args, kwargs, node)
+        if (built := self.python_object(obj, args, kwargs, node)) is not None:
+            return built
         if inspect.isfunction(obj) and not g.qualname.startswith("torch."):
             return self._inline(obj, None, args, kwargs, node)
         return self.call_function(g.qualname, args, kwargs, node)

@@ -35,7 +35,7 @@ from xdsl.ir import Attribute, SSAValue
 from dycl.diagnostics import FrontendError
 from dycl.dialects import dycl as d
 from dycl.frontend.inplace import bound_values, maybe_tensor, possible_roots, rebind
-from dycl.frontend.values import DictVal, GlobalRef, MethodRef, ModuleRef, ObjectRef, SeqVal, Static, StaticObject, Value
+from dycl.frontend.values import MUTATING_METHODS, DictVal, GlobalRef, MethodRef, ModuleRef, ObjectRef, SeqVal, Static, StaticObject, Value
 from dycl.pyregion import globals_key
 
 if TYPE_CHECKING:
@@ -266,7 +266,8 @@ class RegionLowering:
                     if w is not v and maybe_tensor(w) and roots & possible_roots(w, self.model, self._joins):
                         raise Widen(error)
             updated.append((name, v))
-        lists = [n for n in sorted(mutated) if isinstance(scope.env[n], SeqVal) and scope.env[n].is_list]  # type: ignore[union-attr]
+        # Lists and dicts the region may change in place: it hands back their new contents.
+        lists = [n for n in sorted(mutated) if isinstance(v := scope.env[n], SeqVal) and (v.is_list or isinstance(v, DictVal))]
         self.note_attribute_writes(stmts, scope)
         outs = [] if tail else sorted(self._live_after(stmts, stores) | {n for n, _ in updated} | set(lists))
         code = self._region_code(stmts, params, prelude, None if tail else outs)
@@ -344,7 +345,8 @@ class RegionLowering:
                 target = node.value
             elif isinstance(node, ast.Call):
                 # self.xs.append(...), self.h.add_(...): the attribute's value changes.
-                if isinstance(node.func, ast.Attribute) and isinstance(node.func.value, ast.Attribute):
+                if isinstance(node.func, ast.Attribute) and isinstance(node.func.value, ast.Attribute) and not \
+                        self._reads_container(node.func, scope):
                     target = node.func.value
                 self._note_call_writes(node.func, scope, depth)
             while isinstance(target, ast.Subscript):
@@ -355,6 +357,14 @@ class RegionLowering:
                     self.written_attrs.add((id(owner), target.attr))
                 elif not isinstance(target.value, ast.Name) or target.value.id not in scope.env:
                     self.unknown_writes = True
+
+    def _reads_container(self: Lowerer, method: ast.Attribute, scope: _Scope) -> bool:
+        """`self.config.get(k)`: a method of a Python dict/list/str held by the model
+        that does not change it (unlike `self.xs.append`, or any method of other objects)."""
+        assert isinstance(method.value, ast.Attribute)
+        owner = self._static_object(method.value.value, scope)
+        value = getattr(owner, method.value.attr, None) if owner is not None else None
+        return type(value) in (dict, list, tuple, str, set, frozenset) and method.attr not in MUTATING_METHODS
 
     def _note_call_writes(self: Lowerer, func: ast.expr, scope: _Scope, depth: int) -> None:
         """What a call inside a region may write: the code of a submodule or method

@@ -15,6 +15,11 @@ from torch import nn
 from xdsl.ir import SSAValue
 
 
+# Methods that change a Python container in place.
+MUTATING_METHODS = {"append", "extend", "insert", "pop", "remove", "clear", "update", "setdefault", "add",
+                     "discard", "sort", "reverse", "popitem"}
+
+
 @dataclass(frozen=True)
 class Static:
     """A Python value known at compile time (int, float, bool, None, str, dtype, slice...)."""
@@ -89,12 +94,13 @@ class DictVal(SeqVal):
     holds the values in key order."""
 
     keys: list[Any] = field(default_factory=list)
+    factory: str = "builtins.dict"  # or collections.OrderedDict: the type eager builds
 
     def like(self, items: list[Any]) -> DictVal:
-        return DictVal(items, False, list(self.keys))
+        return DictVal(items, False, list(self.keys), self.factory)
 
     def same_kind(self, other: Any) -> bool:
-        return isinstance(other, DictVal) and other.keys == self.keys
+        return type(other) is type(self) and other.keys == self.keys and other.factory == self.factory
 
     def get(self, key: Any) -> Any:
         return self.items[self.keys.index(key)]
@@ -105,6 +111,34 @@ class DictVal(SeqVal):
         else:
             self.keys.append(key)
             self.items.append(value)
+
+
+@dataclass
+class NamedSeq(SeqVal):
+    """A `collections.namedtuple` instance built in forward: a tuple whose fields
+    are read by name; eager's class is rebuilt on the host where it escapes."""
+
+    cls: Any = None
+
+    def like(self, items: list[Any]) -> NamedSeq:
+        return NamedSeq(items, False, self.cls)
+
+    def same_kind(self, other: Any) -> bool:
+        return isinstance(other, NamedSeq) and other.cls is self.cls and len(other.items) == len(self.items)
+
+
+@dataclass
+class ObjectVal(DictVal):
+    """A dataclass instance built in forward (a model output object): its fields
+    by name (`keys`), rebuilt as eager's class on the host where it escapes."""
+
+    cls: Any = None
+
+    def like(self, items: list[Any]) -> ObjectVal:
+        return ObjectVal(items, False, list(self.keys), self.factory, self.cls)
+
+    def same_kind(self, other: Any) -> bool:
+        return isinstance(other, ObjectVal) and other.cls is self.cls and other.keys == self.keys
 
 
 @dataclass(frozen=True)
@@ -168,8 +202,9 @@ class ExceptionVal:
     arguments it was made with and the attributes its `__init__` set (`e.outputs`)."""
 
     cls: type
-    args: list[Any]
+    args: list[Any]  # `e.args`: what BaseException.__init__ received
     attrs: dict[str, Any] = field(default_factory=dict)
+    made_with: tuple[list[Any], dict[str, Any]] = ((), {})  # the constructor call's arguments
 
 
 def copy_env(env: dict[str, Any]) -> dict[str, Any]:

@@ -234,7 +234,9 @@ class PythonHostEmitter:
             case d.PyRegionOp():
                 self.region(op, depth)
             case d.RaiseOp():
-                self.emit(f"raise _resolve({op.exception.data!r})({self.names(op.args)})", depth)
+                pos, kw = op.positional_and_keyword()
+                args = ", ".join([self.name(v) for v in pos] + [f"{k}={self.name(v)}" for k, v in kw.items()])
+                self.emit(f"raise _resolve({op.exception.data!r})({args})", depth)
             case d.ConditionOp():
                 pass
             case d.YieldOp():

@@ -1,6 +1,8 @@
 """Small models, one Python construct each, with inputs that drive every path."""
 
+import collections
 import contextlib
+import dataclasses
 
 import torch
 import torch.nn.functional as F
@@ -772,6 +774,43 @@ class ForElse(nn.Module):
 CASES["for_else"] = (ForElse, sign_inputs() + [(torch.full((1, 4), 5.0),), (torch.full((1, 4), -5.0),)])
 
 
+
+Heads = collections.namedtuple("Heads", ["logits", "hidden"])
+
+
+@dataclasses.dataclass
+class SegOutput:
+    out: torch.Tensor
+    aux: torch.Tensor = None
+
+
+class PythonObjects(nn.Module):
+    """Outputs as published code returns them: a namedtuple, a dataclass, an OrderedDict
+    filled key by key, a dict over a ModuleDict's items; max() over tensors; lambdas made
+    in a comprehension (late binding: each sees the last loop value)."""
+
+    def __init__(self):
+        super().__init__()
+        self.branches = nn.ModuleDict({"a": nn.Linear(4, 4), "b": nn.Linear(4, 4)})
+
+    def forward(self, x):
+        feats = {name: m(x) for name, m in self.branches.items()}
+        result = collections.OrderedDict()
+        result["out"] = feats["a"].relu()
+        if x.sum() > 0:
+            result["aux"] = feats["b"]
+        scales = [lambda t: t * k for k in range(1, 4)]
+        best = max(v.max() for v in feats.values())
+        heads = Heads(logits=scales[0](feats["a"]), hidden=x)
+        seg = SegOutput(out=heads.logits + best)
+        if best > 0.5:
+            seg.aux = heads.hidden
+        return heads, seg, result
+
+
+CASES["python_objects"] = (PythonObjects, sign_inputs() + [(torch.full((1, 4), 0.1),)])
+
+
 def check_matches_eager(name: str, **compile_options) -> None:
     """Compile case `name` and compare it with eager on all its inputs (type and values)."""
     import dycl
@@ -800,7 +839,9 @@ def _outcome(f, x):
 
 
 def _types(v):
-    """The Python type of `v` and, through tuples, lists and dicts, of what they hold."""
+    """The Python type of `v` and, through tuples, lists, dicts and dataclasses, of what they hold."""
+    if dataclasses.is_dataclass(v):
+        return type(v), _types(dataclasses.asdict(v))
     if isinstance(v, (tuple, list)):
         return type(v), [_types(x) for x in v]
     if isinstance(v, dict):

@@ -10,9 +10,9 @@ func.func @not_a_class_name() {
 
 // -----
 
-func.func @tensor_argument(%x: tensor<2xf32>) {
-  // expected-error @below {{'dycl.raise' arguments are host values, not tensors}}
-  dycl.raise "builtins.ValueError"(%x) : tensor<2xf32>
+func.func @repeated_keyword(%x: tensor<2xf32>) {
+  // expected-error @below {{'dycl.raise' has a repeated keyword argument name}}
+  dycl.raise "builtins.ValueError"(%x, %x) {kwargs = ["a", "a"]} : tensor<2xf32>, tensor<2xf32>
   func.return
 }
 
