@@ -42,13 +42,24 @@ class DyclError(Exception):
         self.message = message
         self.loc = loc
         self.note = note
+        self.call_chain: list[str] = []  # where the function holding `loc` was called from, innermost first
         super().__init__(self.format())
+
+    def called_from(self, where: str) -> None:
+        """Add the call site (`model.py:155:12 in Encoder.forward`) that led to the error."""
+        self.call_chain.append(where)
+        self.args = (self.format(),)
 
     def format(self) -> str:
         text = f"{self.loc}: error: {self.message}" if self.loc else f"error: {self.message}"
         if self.note:
             text += f"\n  note: {self.note}"
+        for where in self.call_chain:
+            text += f"\n  note: called from {where}"
         return text
+
+    def __str__(self) -> str:
+        return self.format()
 
 
 class FrontendError(DyclError):

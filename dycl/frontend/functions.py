@@ -11,6 +11,7 @@ import inspect
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
+from dycl.diagnostics import FrontendError
 from dycl.frontend.exceptions import PathEnded
 from dycl.frontend.restructure import always_exits, lift_loop_returns, restructure
 from dycl.frontend.values import Closure, DictVal, ModuleRef, SeqVal, Static, Value
@@ -121,6 +122,7 @@ class FunctionLowering:
     def _inline_body(self: Lowerer, fn: _Function, stmts: list[ast.stmt], env: dict[str, Value], key: str,
                      node: ast.AST) -> Value:
         saved = self.fn, self.loop_depth, self._fn_body
+        call_site = f"{self._loc(node)} (in function '{self.fn.qualname}')" if self.fn is not None else None
         self._inline_stack.append(key)
         try:
             self.fn = fn
@@ -135,6 +137,10 @@ class FunctionLowering:
             if scope.raised and not scope.returned:
                 raise PathEnded  # every path of the call raised: so does the caller's statement
             return scope.returned[-1] if scope.returned else Static(None)
+        except FrontendError as e:
+            if call_site is not None:
+                e.called_from(call_site)  # an error in library code names the user's line that led there
+            raise
         finally:
             self._inline_stack.pop()
             self.fn, self.loop_depth, self._fn_body = saved
