@@ -21,8 +21,11 @@ def test_bench_branchy_torch_backend(tmp_path):
     assert sorted(result["paths"]) == ["a", "b"]
     for path in result["paths"]:
         latency = result["latency_ms"][path]
-        assert set(latency) == {"eager", "torch"}
-        assert latency["eager"] > 0 and latency["torch"] > 0
+        assert set(latency) == {"eager", "torch", "oracle"}
+        assert latency["eager"] > 0 and latency["torch"] > 0 and latency["oracle"] > 0
         assert result["speedup_vs_eager"][path]["torch"] == pytest.approx(latency["eager"] / latency["torch"])
+        assert result["oracle_ratio"][path]["torch"] == pytest.approx(latency["oracle"] / latency["torch"])
         assert result["error"][path]["torch"] <= 1e-5
+        assert result["error"][path]["oracle"] <= 1e-5  # the traced path computes what eager does
+        assert result["oracle"][path]["predicates"] >= 1  # the branch's predicate stays in the oracle
     assert doc["mismatches"] == [] and doc["compile_failures"] == []

@@ -32,6 +32,7 @@ from typing import Any
 import torch
 
 from dycl.demo import TOLERANCE, load_example, max_abs_error
+from dycl.tools.path_oracle import PathOracle
 
 EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
 BACKENDS = ("auto", "tvm", "onnxruntime", "inductor", "torch", "fastest", "tvm-tuned")
@@ -57,17 +58,23 @@ def one_line(e: BaseException) -> str:
     return f"{type(e).__name__}: {lines[0][:200]}" if lines else type(e).__name__
 
 
-def median_ms(fn: Callable[[], Any], runs: int, warmup: int, sync: Callable[[], None]) -> float:
+def interleaved_ms(fns: dict[str, Callable[[], Any]], runs: int, warmup: int,
+                   sync: Callable[[], None]) -> dict[str, float]:
+    """Median ms of each implementation, timed round-robin: every round calls each
+    once, in an order that rotates, so a noisy neighbour hits all of them alike."""
+    names = list(fns)
     for _ in range(warmup):
-        fn()
+        for n in names:
+            fns[n]()
     sync()
-    samples = []
-    for _ in range(runs):
-        start = time.perf_counter()
-        fn()
-        sync()
-        samples.append(time.perf_counter() - start)
-    return statistics.median(samples) * 1e3
+    samples: dict[str, list[float]] = {n: [] for n in names}
+    for r in range(runs):
+        for n in names[r % len(names):] + names[: r % len(names)]:
+            start = time.perf_counter()
+            fns[n]()
+            sync()
+            samples[n].append(time.perf_counter() - start)
+    return {n: statistics.median(v) * 1e3 for n, v in samples.items()}
 
 
 def to_cpu(v: Any) -> Any:
@@ -184,8 +191,7 @@ def bench_model(name: str, args: argparse.Namespace, work: Path) -> dict[str, An
 
     with torch.no_grad():
         reference = {p: eager(*x) for p, x in xs.items()}
-        for p, x in xs.items():
-            result["latency_ms"][p]["eager"] = median_ms(lambda: eager(*x), args.runs, args.warmup, sync)
+        runners: dict[str, dict[str, Callable[[], Any]]] = {p: {"eager": (lambda x=x: eager(*x))} for p, x in xs.items()}
 
         tc: dict[str, Any] = {"status": "skipped"}
         if args.torch_compile:
@@ -199,33 +205,55 @@ def bench_model(name: str, args: argparse.Namespace, work: Path) -> dict[str, An
                     sync()
                     tc["first_call_s"][p] = time.perf_counter() - start
                     result["error"][p]["torch.compile"] = error(reference[p], out)
-                    result["latency_ms"][p]["torch.compile"] = median_ms(
-                        lambda: compiled_eager(*x), args.runs, args.warmup, sync)
+                    runners[p]["torch.compile"] = lambda x=x: compiled_eager(*x)
                 except Exception as e:  # an Inductor bug must not hide dycl's numbers
                     tc = {"status": "failed", "reason": one_line(e)}
                     for q in xs:
+                        runners[q].pop("torch.compile", None)
                         result["latency_ms"][q]["torch.compile"] = None
                     break
         result["torch_compile"] = tc
 
+        if args.oracle and not cuda:
+            result["oracle"] = {}
+            for p, x in xs.items():
+                try:
+                    (work / name / f"oracle-{p}").mkdir(parents=True, exist_ok=True)
+                    oracle = PathOracle(model, x, work / name / f"oracle-{p}", args.threads)
+                    leaves, spec = torch.utils._pytree.tree_flatten(reference[p])
+                    outs = iter(oracle.outputs())  # the tensors, in order: rebuild eager's structure
+                    got = [next(outs) if isinstance(v, torch.Tensor) else v for v in leaves]
+                    result["error"][p]["oracle"] = error(reference[p], torch.utils._pytree.tree_unflatten(got, spec))
+                    runners[p]["oracle"] = oracle
+                    result["oracle"][p] = {"status": "ok", "predicates": oracle.n_predicates}
+                except Exception as e:
+                    result["oracle"][p] = {"status": "failed", "reason": one_line(e)}
+
         for backend in args.backends:
             cm = compiled.get(backend)
             for p, x in xs.items():
-                lat = result["latency_ms"][p]
                 if cm is None:
-                    lat[backend] = None
+                    result["latency_ms"][p][backend] = None
                     continue
                 try:
                     result["error"][p][backend] = error(reference[p], cm(*x))
-                    lat[backend] = median_ms(lambda: cm(*x), args.runs, args.warmup, sync)
+                    runners[p][backend] = lambda cm=cm, x=x: cm(*x)
                 except Exception as e:
                     result["compile"][backend].setdefault("run_failures", {})[p] = one_line(e)
                     result["error"][p][backend] = math.inf
-                    lat[backend] = None
+                    result["latency_ms"][p][backend] = None
+
+        for p in xs:
+            lat = result["latency_ms"][p]
+            lat.update(interleaved_ms(runners[p], args.runs, args.warmup, sync))
+            for backend in args.backends:
+                if lat.get(backend) is None:
                     continue
                 result["speedup_vs_eager"][p][backend] = lat["eager"] / lat[backend]
                 t = lat.get("torch.compile")
                 result["speedup_vs_torch_compile"][p][backend] = t / lat[backend] if t else None
+                o = lat.get("oracle")
+                result.setdefault("oracle_ratio", {}).setdefault(p, {})[backend] = o / lat[backend] if o else None
     result["tolerance"] = tolerance
     result["mismatches"] = [
         f"{p}/{b}" for p in paths for b in args.backends
@@ -292,16 +320,22 @@ def print_model(name: str, r: dict[str, Any], backends: Sequence[str]) -> None:
     rows = []
     for p in r["paths"]:
         lat, err = r["latency_ms"][p], r["error"][p]
-        rows.append([p, "eager", _ms(lat["eager"]), "-", "-", "-"])
+        rows.append([p, "eager", _ms(lat["eager"]), "-", "-", "-", "-"])
         if "torch.compile" in lat:
-            rows.append([p, "torch.compile", _ms(lat["torch.compile"]), _err(err.get("torch.compile")), "-", "-"])
+            rows.append([p, "torch.compile", _ms(lat["torch.compile"]), _err(err.get("torch.compile")), "-", "-", "-"])
+        if "oracle" in lat:
+            rows.append([p, "path oracle", _ms(lat["oracle"]), _err(err.get("oracle")), "-", "-", "-"])
         for b in backends:
             e = err.get(b)
             mark = "  MISMATCH" if e is not None and not e <= r["tolerance"] else ""
             rows.append([p, f"dycl {b}", _ms(lat[b]), _err(e) + mark,
-                         _x(r["speedup_vs_eager"][p].get(b)), _x(r["speedup_vs_torch_compile"][p].get(b))])
-    print(table(["path", "impl", "ms", "max err", "eager/dycl", "torch.compile/dycl"], rows,
-                [False, False, True, True, True, True]))
+                         _x(r["speedup_vs_eager"][p].get(b)), _x(r["speedup_vs_torch_compile"][p].get(b)),
+                         _x(r.get("oracle_ratio", {}).get(p, {}).get(b))])
+    print(table(["path", "impl", "ms", "max err", "eager/dycl", "torch.compile/dycl", "oracle/dycl"], rows,
+                [False, False, True, True, True, True, True]))
+    for p, o in r.get("oracle", {}).items():
+        if o["status"] != "ok":
+            print(f"path oracle failed on path {p}: {o['reason']}")
     for b in backends:
         for p, why in r["compile"][b].get("run_failures", {}).items():
             print(f"dycl {b} failed on path {p}: {why}")
@@ -319,10 +353,13 @@ def print_summary(results: dict[str, Any], backends: Sequence[str]) -> None:
                 f"{100 * c.get('tensor_ops_compiled', 1.0):.0f}%" if c["status"] == "ok" else "-",
                 _x(geomean([r["speedup_vs_eager"][p].get(b) for p in r["paths"]])),
                 _x(geomean([r["speedup_vs_torch_compile"][p].get(b) for p in r["paths"]])),
+                _x(geomean([r.get("oracle_ratio", {}).get(p, {}).get(b) for p in r["paths"]])),
                 _err(max(errs)) if c["status"] == "ok" else "-",
             ])
-    print(table(["model", "backend", "compile s", "compiled", "eager/dycl", "torch.compile/dycl", "max err"], rows,
-                [False, False, True, True, True, True, True]))
+    print(table(["model", "backend", "compile s", "compiled", "eager/dycl", "torch.compile/dycl", "oracle/dycl",
+                 "max err"], rows, [False, False, True, True, True, True, True, True]))
+    print("oracle/dycl: the path oracle's latency over dycl's (1.0x: as fast as the path's whole graph "
+          "compiled by ONNX Runtime; the goal is >= 0.8x)")
 
 
 # ---------------------------------------------------------------------- main
@@ -342,6 +379,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--target", default="llvm", choices=["llvm", "cuda"])
     p.add_argument("--json", metavar="OUT", help="write every number to this JSON file")
     p.add_argument("--no-torch-compile", dest="torch_compile", action="store_false", help="skip torch.compile")
+    p.add_argument("--no-oracle", dest="oracle", action="store_false",
+                   help="skip the path oracle (each path traced whole, run by ONNX Runtime with I/O binding)")
     p.add_argument("--threads", type=int, default=None,
                    help="CPU threads for PyTorch (eager, torch.compile, dycl's torch backend), TVM and "
                         "ONNX Runtime (default: each runtime's own default)")
