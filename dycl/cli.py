@@ -55,9 +55,11 @@ def _model_and_inputs(args: argparse.Namespace) -> tuple[Any, list[Any]]:
 
 
 def cmd_import(args: argparse.Namespace) -> None:
+    from dycl.compiler import run_pipeline
     from dycl.frontend.lowering import lower_module
     from dycl.printing import module_text
 
+    passes = _passes_until(args.pipeline, args.stop_after)  # a bad name fails before the model loads
     model, inputs = _model_and_inputs(args)
     if args.fallback == "error":
         module = lower_module(model, inputs, args.model)
@@ -66,8 +68,19 @@ def cmd_import(args: argparse.Namespace) -> None:
             module = lower_module(model, inputs, args.model, fallback="statement")
         except DyclError:
             module = lower_module(model, inputs, args.model, fallback="whole")
+    run_pipeline(module, passes)
     text = module_text(module, debuginfo=args.locations)
     _write(text, args.output)
+
+
+def _passes_until(pipeline: str, stop_after: str) -> list[Any]:
+    """The passes of `pipeline` up to and including stage `stop_after` (dycl/ir_dump.py)."""
+    from dycl.ir_dump import FRONTEND, check_stages, stage_names
+    from dycl.passes.pipelines import PIPELINES, pipeline_passes
+
+    passes = pipeline_passes(pipeline)
+    check_stages([stop_after], pipeline, PIPELINES[pipeline], "to stop after", allow_all=False)
+    return passes[: [FRONTEND, *stage_names(PIPELINES[pipeline])].index(stop_after)]
 
 
 def cmd_compile(args: argparse.Namespace) -> None:
@@ -75,21 +88,24 @@ def cmd_compile(args: argparse.Namespace) -> None:
 
     import dycl
     from dycl.hcfg import Hcfg
+    from dycl.ir_dump import banner
 
     if args.jobs < 1:
         raise UsageError(f"--jobs must be at least 1, got {args.jobs}")
     model, inputs = _model_and_inputs(args)
+
+    def print_ir(stage: str, text: str) -> None:  # as each is taken: a later failure still shows them
+        print(f"{banner(stage)}\n{text}", file=sys.stderr, flush=True)
+
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always", dycl.FallbackWarning)
         cm = dycl.compile(model, inputs, args.target, args.backend, arch=args.arch, out_dir=args.output,
                           pipeline=args.pipeline, jobs=args.jobs, tune_trials=args.tune_trials,
-                          tuning_dir=args.tuning_db, fallback=args.fallback, dump_ir_after=args.dump_ir_after,
-                          model_key=args.model)
+                          tuning_dir=args.tuning_db, fallback=args.fallback, dump_ir=args.print_ir_after or [],
+                          on_ir=print_ir, model_key=args.model)
     for w in caught:
         print(f"dycl: note: {str(w.message).removeprefix('dycl: ')}", file=sys.stderr)
     report = cm.report
-    for name, text in report.ir_dumps.items():
-        print(f"// -----// IR after {name} //----- //\n{text}", file=sys.stderr)
     print(Hcfg.from_module(cm.module).summary())
     print(f"wrote {args.output}/ (host.py, manifest.json, module.mlir, hcfg.dot, {len(cm.subgraphs)} sub-DNNs)")
     if args.explain:
@@ -177,14 +193,34 @@ def cmd_hcfg(args: argparse.Namespace) -> None:
     from dycl.compiler import context
     from dycl.hcfg import Hcfg
 
+    from dycl.render import picture_format, render
+
+    fmt = picture_format(args.output)  # an unknown suffix fails before any work
     src = Path(args.source)
-    # An artifact is read through its module.mlir: drawing it runs none of its code.
+    # An artifact is read through its module.mlir (and manifest.json for each sub-DNN's
+    # backend): drawing it runs none of its code.
     ir = src / "module.mlir" if src.is_dir() else src
     if src.is_dir() and not ir.is_file():
         raise UsageError(f"'{src}' is not a dycl artifact (no module.mlir)")
-    graph = Hcfg.from_module(Parser(context(), ir.read_text(), str(ir)).parse_module())
+    graph = Hcfg.from_module(Parser(context(), ir.read_text(), str(ir)).parse_module(),
+                             subgraphs=_built_subgraphs(src) if src.is_dir() else None)
     print(graph.summary(), file=sys.stderr)
-    _write(graph.to_dot(), args.output)
+    if fmt is None:
+        _write(graph.to_dot(), args.output)
+    else:
+        render(graph.to_dot(), Path(args.output), fmt)
+        print(f"wrote {args.output}", file=sys.stderr)
+
+
+def _built_subgraphs(artifact: Path) -> dict[str, Any] | None:
+    """The manifest's sub-DNN records; None where it is missing or unreadable (the IR still draws)."""
+    import json
+
+    try:
+        subgraphs = json.loads((artifact / "manifest.json").read_text()).get("subgraphs")
+    except (OSError, ValueError, AttributeError):
+        return None
+    return subgraphs if isinstance(subgraphs, dict) else None
 
 
 def cmd_demo(args: argparse.Namespace) -> None:
@@ -212,6 +248,10 @@ def build_parser() -> argparse.ArgumentParser:
     model_args(sp)
     sp.add_argument("-o", "--output", help="output .mlir file (default: stdout)")
     sp.add_argument("--locations", action="store_true", help="print Python source locations")
+    sp.add_argument("--pipeline", default="dycl-default", help="the pipeline --stop-after stops in")
+    sp.add_argument("--stop-after", metavar="PASS", default="frontend",
+                    help="run the pipeline's passes up to PASS (NAME#2 for a pass's second run); "
+                         "default: frontend, the IR before any pass")
     sp.add_argument("--fallback", default="python", choices=["python", "error"],
                     help="untranslatable code becomes a dycl.py_region (default) or a located error")
     sp.set_defaults(func=cmd_import)
@@ -224,7 +264,9 @@ def build_parser() -> argparse.ArgumentParser:
                     help="auto (default: per sub-DNN, the fastest of torch, onnxruntime and tvm that is clearly "
                          "faster, measured), tvm, onnxruntime, torch, or fastest")
     sp.add_argument("--pipeline", default="dycl-default")
-    sp.add_argument("--dump-ir-after", metavar="PASS", help="print IR after PASS (or 'all') to stderr")
+    sp.add_argument("--print-ir-after", "--dump-ir-after", metavar="PASS", action="append",
+                    help="print the IR after PASS to stderr (repeatable; NAME#2 for a pass's second run, "
+                         "'frontend' before any pass, 'all' for every stage)")
     sp.add_argument("--time-passes", action="store_true", help="report time per pass and backend")
     sp.add_argument("-j", "--jobs", type=int, default=1, help="sub-DNNs built at once (worker processes)")
     sp.add_argument("--tune-trials", type=int, default=0, metavar="N",
@@ -246,9 +288,9 @@ def build_parser() -> argparse.ArgumentParser:
     sp.add_argument("-o", "--output", help="write output_0.npy, output_1.npy, ... (flattened outputs) here")
     sp.set_defaults(func=cmd_run)
 
-    sp = sub.add_parser("hcfg", help="print the HCFG of an .mlir file or artifact as Graphviz DOT")
+    sp = sub.add_parser("hcfg", help="draw the HCFG of an .mlir file or artifact (Graphviz DOT, SVG, PNG, PDF)")
     sp.add_argument("source")
-    sp.add_argument("-o", "--output")
+    sp.add_argument("-o", "--output", help="a .dot file (default: stdout), or .svg/.png/.pdf drawn by Graphviz")
     sp.set_defaults(func=cmd_hcfg)
 
     sp = sub.add_parser("demo", help="compile an example, check it on every path, time it against eager")

@@ -9,7 +9,7 @@ import sys
 import tempfile
 import time
 import weakref
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -23,11 +23,12 @@ from xdsl.passes import ModulePass
 
 from dycl.artifact import seal
 from dycl.diagnostics import DyclError, FrontendError
-from dycl.backends.base import BuildOptions, SubgraphSpec, Target, get_backend
+from dycl.backends.base import POLICIES, BuildOptions, SubgraphSpec, Target, get_backend
 from dycl.dialects import dycl as d
 from dycl.frontend.lowering import lower_module
 from dycl.fx import example_inputs, to_graph_module
 from dycl.hcfg import Hcfg
+from dycl.ir_dump import IrDumper, check_stages
 from dycl.host.python import emit_host_python
 from dycl.models import register_live
 from dycl.parallel_build import BuildJob, build_subgraphs
@@ -52,7 +53,7 @@ class CompileReport:
     fallbacks: list[str] = field(default_factory=list)
     # Failed compiles before the one that succeeded (fallback="python" widens regions).
     fallback_attempts: list[str] = field(default_factory=list)
-    ir_dumps: dict[str, str] = field(default_factory=dict)  # pass name -> IR after it
+    ir_dumps: dict[str, str] = field(default_factory=dict)  # stage (dycl/ir_dump.py) -> IR after it
     cache_hits: int = 0  # sub-DNNs taken from the disk cache
     deduplicated: int = 0  # sub-DNNs identical to one built earlier in the same compile
 
@@ -79,24 +80,22 @@ def context() -> Context:
 
 
 def run_pipeline(module: ModuleOp, passes: Sequence[ModulePass], report: CompileReport | None = None,
-                 dump_after: str | None = None) -> dict[str, str]:
-    """Apply passes in order, verifying after each; returns IR dumps asked for."""
+                 dumper: IrDumper | None = None) -> None:
+    """Apply passes in order, verifying after each; `dumper` takes the IR after those asked for."""
     ctx = context()
-    dumps: dict[str, str] = {}
     for p in passes:
         start = time.perf_counter()
         p.apply(ctx, module)
         if report is not None:
             report.pass_seconds[p.name] = report.pass_seconds.get(p.name, 0.0) + time.perf_counter() - start
         module.verify()
-        if dump_after in (p.name, "all"):
-            dumps[p.name] = module_text(module)
-    return dumps
+        if dumper:
+            dumper.after(p.name, module)
 
 
 def lower_and_optimize(model: nn.Module, inputs: Sequence[torch.Tensor], pipeline: str = "dycl-default",
                        report: CompileReport | None = None, model_key: str | None = None,
-                       fallback: str = "none", dump_ir_after: str | None = None, reason: str = "") -> ModuleOp:
+                       fallback: str = "none", dumper: IrDumper | None = None, reason: str = "") -> ModuleOp:
     from dycl.passes.pipelines import pipeline_passes
 
     start = time.perf_counter()
@@ -108,11 +107,9 @@ def lower_and_optimize(model: nn.Module, inputs: Sequence[torch.Tensor], pipelin
     module = lower_module(model, inputs, model_key or register_live(model), fallback=fallback, reason=reason)
     if report is not None:
         report.frontend_seconds = time.perf_counter() - start
-    if dump_ir_after in ("frontend", "all") and report is not None:
-        report.ir_dumps["frontend"] = module_text(module)
-    dumps = run_pipeline(module, pipeline_passes(pipeline), report, dump_ir_after)
-    if report is not None:
-        report.ir_dumps.update(dumps)
+    if dumper:
+        dumper.frontend(module)
+    run_pipeline(module, pipeline_passes(pipeline), report, dumper)
     return module
 
 
@@ -148,7 +145,7 @@ def build_artifact(module: ModuleOp, model: nn.Module, inputs: Sequence[torch.Te
     regions = [op for op in module.walk() if isinstance(op, d.PyRegionOp)]
     (out_dir / "host.py").write_text(host)
     (out_dir / "module.mlir").write_text(module_text(module))
-    hcfg = Hcfg.from_module(module)
+    hcfg = Hcfg.from_module(module, subgraphs=subgraphs)
     (out_dir / "hcfg.dot").write_text(hcfg.to_dot())
     manifest = {
         "model": type(model).__name__,
@@ -182,6 +179,8 @@ def compile(
     tune_trials: int = 0,
     tuning_dir: str | Path | None = None,
     fallback: str = "python",
+    dump_ir: Sequence[str] = (),
+    on_ir: Callable[[str, str], None] | None = None,
     dump_ir_after: str | None = None,
     model_key: str | None = None,
 ) -> Any:
@@ -194,8 +193,14 @@ def compile(
     recording the results in `tuning_dir` (default: the build cache's `tuning/`).
     `fallback="python"` runs what the frontend cannot translate as the model's
     own Python in the host (listed in `cm.fallbacks`, warned about once);
-    `fallback="error"` makes it a located error instead. `dump_ir_after` names a
-    pass (or "all") whose output IR is kept in `cm.report.ir_dumps`.
+    `fallback="error"` makes it a located error instead.
+
+    `dump_ir` names stages whose IR to keep, in `cm.ir_after` (stage -> text): a
+    pass of the pipeline (`"shape-inference"`; `"constant-propagation#2"` for its
+    second run), `"assign-backends"` when a policy chooses backends, `"frontend"`
+    (before any pass) or `"all"`. `on_ir(stage, text)` is called as each is taken,
+    so a compile that fails later still shows them. `dump_ir_after="X"` is the
+    older spelling of `dump_ir=["X"]`.
     """
     from dycl.runtime import CompiledModel
 
@@ -213,7 +218,10 @@ def compile(
     from dycl.passes.pipelines import pipeline_passes
 
     pipeline_passes(pipeline)  # likewise
-    _check_dump_ir_after(dump_ir_after, pipeline)
+    if isinstance(dump_ir, str):
+        dump_ir = [dump_ir]  # one name, not its letters
+    wanted = [*dump_ir, *([dump_ir_after] if dump_ir_after else [])]
+    _check_dump_ir(wanted, pipeline, backend in POLICIES)
     eager_error, outputs = _eager_error(model, inputs)
     final: Path | None = None
     if out_dir is None:
@@ -237,12 +245,13 @@ def compile(
     attempts: list[str] = []
     for k, tier in enumerate(tiers):
         report = CompileReport()
+        dumper = IrDumper(wanted, report.ir_dumps, on_ir)
         try:
-            module = lower_and_optimize(model, inputs, pipeline, report, model_key, tier, dump_ir_after,
+            module = lower_and_optimize(model, inputs, pipeline, report, model_key, tier, dumper,
                                         reason=attempts[0].split(": ", 1)[1] if attempts else "")
             chosen = backend
             if backend in POLICIES:
-                choose_backends(module, tgt, report, backend)
+                choose_backends(module, tgt, report, backend, dumper)
                 chosen = "torch"  # every sub-DNN now names its own
             build_artifact(module, model, inputs, out, tgt, chosen, report, jobs=jobs, options=options,
                            outputs=outputs)
@@ -284,13 +293,11 @@ def _replace_dir(new: Path, final: Path) -> None:
         new.rename(final)
 
 
-def _check_dump_ir_after(name: str | None, pipeline: str) -> None:
-    from dycl.diagnostics import unknown
+def _check_dump_ir(names: list[str], pipeline: str, policy: bool) -> None:
     from dycl.passes.pipelines import PIPELINES
 
-    stages = ["all", "frontend", *dict.fromkeys(PIPELINES[pipeline])]
-    if name is not None and name not in stages:
-        raise unknown("pass", name, stages, f" for dump_ir_after (pipeline {pipeline})")
+    passes = [*PIPELINES[pipeline], *(["assign-backends"] if policy else [])]
+    check_stages(names, pipeline, passes, "to dump the IR after")
 
 
 def _eager_error(model: nn.Module, inputs: list[Any]) -> tuple[InputError | None, list[dict[str, Any]] | None]:
@@ -442,16 +449,15 @@ def build_options(target: Target, tune_trials: int = 0, tuning_dir: str | Path |
     return BuildOptions(tune_trials, str(tuning_dir) if tuning_dir is not None else None)
 
 
-# Backend names that are policies: each sub-DNN gets its own backend.
-POLICIES = ("auto", "fastest")
 
 
 def choose_backends(module: ModuleOp, target: Target, report: CompileReport | None = None,
-                    policy: str = "auto") -> None:
+                    policy: str = "auto", dumper: IrDumper | None = None) -> None:
     """Run assign-backends with `policy` (auto: measured, with a margin; fastest: plain medians)."""
     from dycl.passes.assign_backends import AssignBackendsPass
 
-    run_pipeline(module, [AssignBackendsPass(policy=policy, target=target.kind, arch=target.arch or "")], report)
+    run_pipeline(module, [AssignBackendsPass(policy=policy, target=target.kind, arch=target.arch or "")], report,
+                 dumper)
 
 
 def input_type_text(x: torch.Tensor) -> str:

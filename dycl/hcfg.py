@@ -3,14 +3,18 @@
 Tensor nodes are sub-DNNs (`dycl.call_subgraph`, or `dycl.tensor_region` before
 outlining); condition nodes are `dycl.if`s with the predicate they test; loops
 are `dycl.for`/`dycl.while`. Edges follow control flow from entry to exit.
+Each sub-DNN node carries its op count, input/output types and backend (from the
+artifact's manifest where given, else the IR's `dycl.backend`), drawn in `to_dot()`.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Any
 
 from xdsl.dialects import func
-from xdsl.dialects.builtin import ModuleOp
+from xdsl.dialects.builtin import ModuleOp, StringAttr, TensorType
+from xdsl.ir import Attribute, OpResult
 from xdsl.ir import Block, Operation
 
 from dycl.diagnostics import loc_of
@@ -24,6 +28,7 @@ class Node:
     id: str
     kind: str  # entry, exit, tensor, condition, loop, python (a fallback region)
     label: str
+    details: list[str] = field(default_factory=list)  # further label lines (a sub-DNN's backend, ops, types)
 
 
 @dataclass
@@ -31,12 +36,18 @@ class Hcfg:
     nodes: list[Node] = field(default_factory=list)
     edges: list[tuple[str, str, str]] = field(default_factory=list)
 
+    # Sub-DNN functions by name, and the manifest's record of each (its final backend).
+    _funcs: dict[str, func.FuncOp] = field(default_factory=dict, repr=False, compare=False)
+    _built: dict[str, Any] = field(default_factory=dict, repr=False, compare=False)
+
     @staticmethod
-    def from_module(module: ModuleOp, function: str = "forward") -> Hcfg:
+    def from_module(module: ModuleOp, function: str = "forward", subgraphs: dict[str, Any] | None = None) -> Hcfg:
+        """The HCFG of `function`; `subgraphs` is an artifact's manifest entry of that
+        name (the backend that really built each sub-DNN, after any fallback)."""
         g = Hcfg()
-        host = next(
-            (f for f in module.ops if isinstance(f, func.FuncOp) and f.sym_name.data == function), None
-        )
+        g._funcs = {f.sym_name.data: f for f in module.ops if isinstance(f, func.FuncOp)}
+        g._built = subgraphs or {}
+        host = g._funcs.get(function)
         if host is None:
             raise ValueError(f"no function @{function} in the module")
         g.nodes.append(Node("entry", "entry", "entry"))
@@ -44,9 +55,9 @@ class Hcfg:
         g._block(host.body.block, [("entry", "")], [])
         return g
 
-    def _add(self, kind: str, label: str) -> str:
+    def _add(self, kind: str, label: str, details: list[str] | None = None) -> str:
         nid = f"n{len(self.nodes)}"
-        self.nodes.append(Node(nid, kind, label))
+        self.nodes.append(Node(nid, kind, label, details or []))
         return nid
 
     def _connect(self, preds: list[Pred], to: str) -> None:
@@ -56,7 +67,7 @@ class Hcfg:
     def _block(self, block: Block, preds: list[Pred], loops: list[str]) -> list[Pred]:
         for op in block.ops:
             if isinstance(op, (d.CallSubgraphOp, d.TensorRegionOp)):
-                nid = self._add("tensor", _tensor_label(op))
+                nid = self._add("tensor", _tensor_label(op), self._tensor_details(op))
                 self._connect(preds, nid)
                 preds = [(nid, "")]
             elif isinstance(op, d.PyRegionOp):
@@ -68,7 +79,7 @@ class Hcfg:
                     return []
                 preds = [(nid, "")]
             elif isinstance(op, d.IfOp):
-                nid = self._add("condition", f"if {_where(op)}")
+                nid = self._add("condition", f"if {_where(op)}".rstrip(), _predicate(op))
                 self._connect(preds, nid)
                 preds = self._block(op.then_region.block, [(nid, "true")], loops) + self._block(
                     op.else_region.block, [(nid, "false")], loops
@@ -110,18 +121,63 @@ class Hcfg:
             + f"), {c['edges']} edges"
         )
 
+    def _tensor_details(self, op: Operation) -> list[str]:
+        if not isinstance(op, d.CallSubgraphOp):
+            return []
+        name = op.callee.root_reference.data
+        fn = self._funcs.get(name)
+        built = self._built.get(name)
+        backend = built.get("backend") if isinstance(built, dict) else None
+        if backend is None and fn is not None and isinstance(fn.attributes.get(d.BACKEND_ATTR), StringAttr):
+            backend = fn.attributes[d.BACKEND_ATTR].data  # type: ignore[union-attr]
+        lines = [f"backend: {backend}"] if backend else []
+        if fn is not None:
+            ops = sum(isinstance(o, d.TENSOR_OPS) and not isinstance(o, d.ParamOp) for o in fn.walk())
+            lines.append(f"{ops} op{'s' if ops != 1 else ''}")
+            lines.append("in: " + ", ".join(_short_type(t) for t in fn.function_type.inputs.data))
+            lines.append("out: " + ", ".join(_short_type(t) for t in fn.function_type.outputs.data))
+        return lines
+
     def to_dot(self) -> str:
-        shapes = {"entry": "oval", "exit": "oval", "tensor": "box", "condition": "diamond", "loop": "hexagon",
-                  "python": "note"}
-        lines = ["digraph hcfg {", "  rankdir=TB;"]
+        lines = ["digraph hcfg {", "  rankdir=TB;", '  node [fontname="Helvetica", fontsize=10];',
+                 '  edge [fontname="Helvetica", fontsize=9];']
         for n in self.nodes:
-            label = n.label.replace('"', '\\"')
-            lines.append(f'  {n.id} [shape={shapes[n.kind]}, label="{label}"];')
+            label = "\\n".join(x.replace('"', '\\"') for x in [n.label, *n.details])  # DOT's \n breaks a line
+            lines.append(f'  {n.id} [{_STYLE[n.kind]}, label="{label}"];')
         for a, b, label in self.edges:
             attr = f' [label="{label}"]' if label else ""
             lines.append(f"  {a} -> {b}{attr};")
         lines.append("}")
         return "\n".join(lines) + "\n"
+
+
+# Condition (host) and sub-DNN (device) nodes told apart by shape and colour.
+_STYLE = {
+    "entry": "shape=oval",
+    "exit": "shape=oval",
+    "tensor": 'shape=box, style="rounded,filled", fillcolor="#d6e6f5", color="#2b6cb0"',
+    "condition": 'shape=diamond, style=filled, fillcolor="#fdebc8", color="#b7791f"',
+    "loop": 'shape=hexagon, style=filled, fillcolor="#ece4f7", color="#6b46c1"',
+    "python": "shape=note",
+}
+
+
+def _short_type(t: Attribute) -> str:
+    """`tensor<1x16xf32>` → `1x16xf32`; scalars as they are."""
+    if isinstance(t, TensorType):
+        return "x".join([*(str(s) if s >= 0 else "?" for s in t.get_shape()), str(t.element_type)])
+    return str(t)
+
+
+def _predicate(op: d.IfOp) -> list[str]:
+    """What the condition tests, where a sub-DNN computes it: `sub_0 result 1`."""
+    value = op.cond
+    if isinstance(value.owner, d.ToBoolOp):
+        value = value.owner.input
+    owner = value.owner
+    if isinstance(owner, d.CallSubgraphOp) and isinstance(value, OpResult):
+        return [f"{owner.callee.root_reference.data} result {value.index}"]
+    return []
 
 
 def _where(op: Operation) -> str:

@@ -35,7 +35,9 @@ def check_pipeline(spec: str, available: Mapping[str, Callable[[], type[ModulePa
             int(where) - 1 if where.isdigit() else 0) + "^") from None
     for s in specs:
         if s.name not in available:
-            raise unknown("pass", s.name, sorted(available))
+            e = unknown("pass", s.name, sorted(available))
+            # Too many passes to list in one line: point at the listing instead.
+            raise e if "did you mean" in e.message else UsageError(f"{e.message} (dycl-opt --list-passes lists them)")
         cls = available[s.name]()
         names = option_names(cls)
         for given in s.parameters:

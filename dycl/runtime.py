@@ -128,7 +128,7 @@ class CompiledModel:
     def hcfg(self) -> Any:
         from dycl.hcfg import Hcfg
 
-        return Hcfg.from_module(self.module)
+        return Hcfg.from_module(self.module, subgraphs=self.subgraphs)
 
     @property
     def fallbacks(self) -> list[dict[str, Any]]:
@@ -139,6 +139,12 @@ class CompiledModel:
     @property
     def subgraphs(self) -> dict[str, Any]:
         return dict(self.manifest["subgraphs"])
+
+    @property
+    def ir_after(self) -> dict[str, str]:
+        """The IR after each stage asked for with `dycl.compile(dump_ir=[...])`, in
+        pipeline order (empty for a loaded artifact: it is not part of the artifact)."""
+        return dict(getattr(self.report, "ir_dumps", {}))
 
     def save(self, out_dir: str | Path) -> Path:
         out = Path(out_dir)

@@ -36,7 +36,13 @@ DYCL = [
     (["compile", MODEL, "--input", "1x16xf32", "--jobs", "0"], "dycl: error: --jobs must be at least 1, got 0"),
     (["compile", MODEL, "--input", "1x16xf32", "--tune-trials", "-1"], "dycl: error: tune_trials must be >= 0"),
     (["compile", MODEL, "--input", "1x16xf32", "--dump-ir-after", "unroll-loop"],
-     "dycl: error: unknown pass 'unroll-loop' for dump_ir_after (pipeline dycl-default)"),
+     "dycl: error: unknown pass 'unroll-loop' to dump the IR after (pipeline dycl-default)"),
+    (["compile", MODEL, "--input", "1x16xf32", "--print-ir-after", "shape-inference", "--print-ir-after", "bogus"],
+     "dycl: error: unknown pass 'bogus' to dump the IR after (pipeline dycl-default) (available: all, frontend,"),
+    (["import", MODEL, "--input", "1x16xf32", "--stop-after", "assign-backends"],
+     "dycl: error: pass 'assign-backends' to stop after: pipeline dycl-default has no such stage (its stages: "
+     "frontend, inline-calls,"),
+    (["hcfg", "{d}/ok.mlir", "-o", "{d}/out.jpg"], "dycl: error: cannot draw the HCFG as '.jpg'"),
     (["compile", MODEL, "--input", "1x16"], "dycl: error: bad --input '1x16'"),
     (["compile", MODEL, "--input", "2x8xf32"],
      "branchy.py:15:13: error: the model, run eagerly on the example inputs, raised RuntimeError: mat1 and mat2 shapes"),
@@ -52,9 +58,10 @@ DYCL = [
 ]
 
 OPT = [
-    (["-p", "foo", "{d}/ok.mlir"], "dycl-opt: error: unknown pass 'foo'"),
+    (["-p", "foo", "{d}/ok.mlir"], "dycl-opt: error: unknown pass 'foo' (dycl-opt --list-passes lists them)"),
     (["-p", "unroll-loop", "{d}/ok.mlir"], "did you mean 'unroll-loops'?"),
     (["-p", "unroll-loops{bogus=1}", "{d}/ok.mlir"], "unknown option 'bogus' for pass 'unroll-loops' (available: max-trip-count)"),
+    (["-p", "unroll-loops{max-trip=1}", "{d}/ok.mlir"], "unknown option 'max-trip' for pass 'unroll-loops' (available: max-trip-count); did you mean 'max-trip-count'?"),
     (["-p", "unroll-loops{max-trip-count=abc}", "{d}/ok.mlir"], "bad options for pass 'unroll-loops'"),
     (["-p", "unroll-loops{", "{d}/ok.mlir"], "dycl-opt: error: bad pass pipeline at column 14: Expected argument name here"),
     (["{d}/binary.mlir"], "dycl-opt: error: the input is not UTF-8 text (byte 0xff at offset 2)"),

@@ -28,7 +28,7 @@ CASES = {
     "mutate_param": ("self.fc.weight = None\nreturn x", "assignment to a module attribute"),
     "setitem": ("x[0] = 1.0\nreturn x", "item assignment"),
     "raise": ("raise ValueError('no') from None", "re-raise or raise ... from"),
-    "inplace": ("x.add_(1.0)\nreturn x", "in-place tensor method 'add_'"),
+    "inplace": ("x.add_(1.0)\nreturn x", "in-place update of the input 'x'"),
     "inplace_view": ("y = x[0]\nx += 1.0\nreturn y", "in-place update of 'x', which shares its storage with 'y'"),
     "inplace_path_alias": (
         "if x.sum() > 0:\n    z = x * 2\nelse:\n    z = x\nx *= 3.0\nreturn z",

@@ -15,6 +15,7 @@ from xdsl.xdsl_opt_main import xDSLOptMain
 from dycl.diagnostics import capture_failing_ops, report_and_exit
 from dycl.models import trust_model_spec
 from dycl.parsing import LocatingParser
+from dycl.pass_info import format_pass_list
 from dycl.pass_specs import check_pipeline
 from dycl.registry import DIALECTS, PASSES
 from dycl.verify_diagnostics import run_chunk
@@ -50,6 +51,9 @@ class DyclOptMain(xDSLOptMain):
             "--model", metavar="FILE.py:FACTORY", action="append", default=[],
             help="the model passes may import for weights (dycl-opt never imports a file that is only named "
                  "in the IR's dycl.model attribute)")
+        arg_parser.add_argument(
+            "--list-passes", action="store_true",
+            help="list dycl's passes with their options, then xDSL's, and exit")
 
     def setup_pipeline(self) -> None:
         for spec in self.args.model:
@@ -59,6 +63,9 @@ class DyclOptMain(xDSLOptMain):
         super().setup_pipeline()
 
     def run(self) -> None:
+        if self.args.list_passes:  # before reading the input: it needs none
+            sys.stdout.write(format_pass_list(self.available_passes, first=list(PASSES)))
+            return
         if not self.args.verify_diagnostics:
             return super().run()
         # MLIR's form: expectations written in the input are matched, and required.
@@ -100,10 +107,11 @@ class DyclOptMain(xDSLOptMain):
         return super().parse_chunk(chunk, file_extension, start_offset)
 
 
-def main(argv: list[str] | None = None) -> int:
+def main(argv: list[str] | None = None, driver: type[DyclOptMain] | None = None) -> int:
+    """`driver`: a `DyclOptMain` subclass registering more passes (docs/writing-a-pass.md)."""
     try:
         with capture_failing_ops():
-            DyclOptMain(args=argv).run()
+            (driver or DyclOptMain)(args=argv).run()
     except Exception as e:  # every user-caused failure ends as a located diagnostic
         report_and_exit(e, prog="dycl-opt")
     return 0

@@ -21,6 +21,7 @@ from typing import Any
 
 from torch import fx
 
+from dycl.backends.base import auto_candidates
 from dycl.build_cache import cache_dir
 
 # Cheapest to build (and least to go wrong) first: a tie goes to the earlier one.
@@ -52,11 +53,13 @@ def candidates_for(graph: fx.GraphModule, target_kind: str) -> tuple[list[str], 
             kinds.append(type(graph.get_submodule(node.target)).__name__)
         elif node.op in ("call_function", "call_method"):
             kinds.append(str(getattr(node.target, "__name__", node.target)))
+    # Plugin backends that ask for it are measured too (after the built-ins: a tie keeps a built-in).
+    extra = auto_candidates()
     if any("conv" in k.lower() for k in kinds):
         # Untuned TVM convolutions run 20-50x behind oneDNN and ONNX Runtime on this
         # kind of CPU (docs/benchmarks.md): not worth their build time.
-        return ["torch", "onnxruntime"], "TVM skipped (untuned convolutions)"
-    return ["torch", "onnxruntime", "tvm"], ""
+        return ["torch", "onnxruntime", *extra], "TVM skipped (untuned convolutions)"
+    return ["torch", "onnxruntime", "tvm", *extra], ""
 
 
 def interleaved_timings(runs: dict[str, Callable[[], Any]], rounds: int = ROUNDS) -> dict[str, list[float]]:

@@ -61,6 +61,8 @@ class Backend(ABC):
     # The Python import the generated host needs to load this backend's artifacts.
     runtime_imports: tuple[str, ...] = ()
     options: BuildOptions = BuildOptions()
+    # Whether the `auto` policy measures it against the built-in candidates (llvm only).
+    auto_candidate: bool = False
 
     def cache_tag(self) -> str:
         """What, besides the sub-DNN and target, decides this backend's output."""
@@ -76,37 +78,107 @@ class Backend(ABC):
         """Python source of `load_<name>(path, target) -> callable`, for the host file."""
 
 
-_REGISTRY: dict[str, Callable[[], Backend]] = {}
+# dycl's own backends, imported on first use (each pulls in its compiler).
+_BUILTIN: dict[str, tuple[str, str]] = {
+    "tvm": ("dycl.backends.tvm", "TvmBackend"),
+    "torch": ("dycl.backends.torch_eager", "TorchBackend"),
+    "onnxruntime": ("dycl.backends.onnxruntime", "OnnxRuntimeBackend"),
+    "inductor": ("dycl.backends.inductor", "InductorBackend"),
+}
+POLICIES = ("auto", "fastest")  # names that choose a backend per sub-DNN, not backends
+_REGISTERED: dict[str, Callable[[], Backend]] = {}  # by register_backend, in this process
 
 
 def register_backend(name: str, factory: Callable[[], Backend]) -> None:
-    _REGISTRY[name] = factory
+    """Add a backend for this process (an installed package uses the `dycl.backends`
+    entry point instead, see dycl/plugins.py). Built-in and plugin names are taken."""
+    from dycl.plugins import BACKENDS_GROUP, discover
+
+    _check_name(name, "register_backend")
+    if name in _BUILTIN or name in POLICIES:
+        raise UsageError(f"cannot register backend '{name}': dycl's built-in "
+                         f"{'policy' if name in POLICIES else 'backend'} has that name")
+    plugin = discover(BACKENDS_GROUP).get(name)
+    if plugin is not None:
+        raise UsageError(f"cannot register backend '{name}': {plugin.describe()} has that name")
+    _REGISTERED[name] = factory
 
 
 def get_backend(name: str, options: BuildOptions | None = None) -> Backend:
-    _load_builtin()
-    if name not in _REGISTRY:
-        raise unknown("backend", name, sorted(_REGISTRY) + ["auto", "fastest"])
-    backend = _REGISTRY[name]()
+    factories = _factories()
+    if name not in factories:
+        raise unknown("backend", name, sorted(factories) + list(POLICIES))
+    backend = factories[name]()
     if options is not None:
         backend.options = options
     return backend
 
 
 def backend_names() -> list[str]:
-    _load_builtin()
-    return sorted(_REGISTRY)
+    return sorted(_factories())
 
 
-def _load_builtin() -> None:
-    if _REGISTRY:
-        return
-    from dycl.backends.inductor import InductorBackend
-    from dycl.backends.onnxruntime import OnnxRuntimeBackend
-    from dycl.backends.torch_eager import TorchBackend
-    from dycl.backends.tvm import TvmBackend
+def builtin_backend_names() -> list[str]:
+    return sorted(_BUILTIN)
 
-    register_backend("tvm", TvmBackend)
-    register_backend("torch", TorchBackend)
-    register_backend("onnxruntime", OnnxRuntimeBackend)
-    register_backend("inductor", InductorBackend)
+
+def auto_candidates() -> list[str]:
+    """Plugin and registered backends that ask to be measured by the `auto` policy."""
+    return [n for n, make in sorted(_factories().items()) if n not in _BUILTIN and make().auto_candidate]
+
+
+def _factories() -> dict[str, Callable[[], Backend]]:
+    """Every backend by name: built-in, then plugins, then registered in this process
+    (looked up on each call, so none hides another, whatever the order of events)."""
+    from dycl.plugins import BACKENDS_GROUP, clash, discover
+
+    table: dict[str, Callable[[], Backend]] = {n: _builtin(m, c) for n, (m, c) in _BUILTIN.items()}
+    for name, plugin in discover(BACKENDS_GROUP).items():
+        if name in _BUILTIN or name in POLICIES:
+            raise clash(plugin, "dycl's built-in " + ("policy" if name in POLICIES else "backend"))
+        if name in _REGISTERED:
+            raise clash(plugin, "the backend registered in this process by register_backend")
+        table[name] = _plugin_backend(plugin)
+    return {**table, **{n: _checked(n, f, "register_backend") for n, f in _REGISTERED.items()}}
+
+
+def _builtin(module: str, cls: str) -> Callable[[], Backend]:
+    def factory() -> Backend:
+        import importlib
+
+        return getattr(importlib.import_module(module), cls)()
+
+    return factory
+
+
+def _plugin_backend(plugin: Any) -> Callable[[], Backend]:
+    def load() -> Backend:
+        from dycl.plugins import PluginError
+
+        obj = plugin.load()
+        try:
+            return obj() if callable(obj) else obj  # a Backend subclass or a factory function
+        except Exception as e:
+            raise PluginError(f"{plugin.describe()} failed: {type(e).__name__}: {e}") from e
+
+    _check_name(plugin.name, plugin.describe())
+    return _checked(plugin.name, load, plugin.describe())
+
+
+def _checked(name: str, make: Callable[[], Backend], source: str) -> Callable[[], Backend]:
+    def factory() -> Backend:
+        backend = make()
+        if not isinstance(backend, Backend):
+            raise UsageError(f"{source} gives {backend!r} for backend '{name}': expected a "
+                             "dycl.backends.base.Backend (or a class or function making one)")
+        if backend.name != name:  # the manifest and host program name it by `name`
+            raise UsageError(f"{source}: backend '{name}' is a {type(backend).__name__} whose name is "
+                             f"'{backend.name}'; they must agree")
+        return backend
+
+    return factory
+
+
+def _check_name(name: str, source: str) -> None:
+    if not name.isidentifier():  # the host program calls `load_<name>`
+        raise UsageError(f"{source}: backend name '{name}' must be a Python identifier")

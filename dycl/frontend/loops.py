@@ -468,6 +468,10 @@ class LoopLowering:
         targets = sorted({
             n.target.id for st in body for n in ast.walk(st)
             if isinstance(n, ast.AugAssign) and isinstance(n.target, ast.Name)
+        } | {  # h.add_(e): the same update
+            n.func.value.id for st in body for n in ast.walk(st)
+            if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and isinstance(n.func.value, ast.Name)
+            and n.func.attr.endswith("_") and not n.func.attr.endswith("__")
         })
         if not targets:
             return

@@ -135,6 +135,12 @@ FORBIDDEN_CALLS = {
 
 
 _LAYOUT_ONLY_METHODS = {"flatten_parameters"}
+# In-place methods that change the receiver's shape or strides (a functional form would not).
+_SHAPE_CHANGING_IN_PLACE = {"resize_", "resize_as_", "t_", "transpose_", "squeeze_", "unsqueeze_", "as_strided_",
+                            "set_", "share_memory_", "swapdims_", "swapaxes_", "put_", "index_put_", "masked_scatter_"}
+# Random fills: eager draws from torch's generator; only eager code gets the same numbers.
+_RANDOM_IN_PLACE = {"random", "uniform", "normal", "bernoulli", "exponential", "geometric", "cauchy", "log_normal"}
+_IN_PLACE_AS = {"copy_", "zero_", "fill_"}
 
 _MUTATING_METHODS = MUTATING_METHODS
 
@@ -225,6 +231,7 @@ class Lowerer(LoopLowering, RegionLowering, ContainerLowering, FunctionLowering,
         self._if_depth = 0
         self._inline_stack: list[str] = []
         self._caller_scopes: list[_Scope] = []
+        self._caller_if_depths: list[int] = []  # how deep in branches each caller's call was made
         self._joins: dict[SSAValue, list[SSAValue]] = {}  # dycl.if result -> what each path yields
         self.emitted = 0  # ops emitted so far
         self.budgets: list[tuple[object, int]] = []  # per-path loops being lowered: (owner, op limit)
@@ -567,6 +574,12 @@ class Lowerer(LoopLowering, RegionLowering, ContainerLowering, FunctionLowering,
     def _update_in_place(self, name: str, old: SSAValue, new: SSAValue, scope: _Scope, node: ast.AST) -> None:
         """`name op= e` on a tensor: every name holding the tensor, here or in a caller, sees `new`."""
         envs = [scope.env] + [sc.env for sc in self._caller_scopes]
+        for sc, depth in zip(self._caller_scopes, self._caller_if_depths):
+            # A caller's name cannot be rebound to a value made inside a branch below its
+            # call: that branch's join merges the callee's names only.
+            if sc is not scope and depth < self._if_depth and any(w is old for _, w in bound_values(sc.env)):
+                raise self.unsupported(node, f"in-place update of '{name}' inside a branch while the calling code "
+                                             "holds the same tensor")
         roots = possible_roots(old, self.model, self._joins)
         for env in envs:
             for other, w in bound_values(env):
@@ -575,7 +588,7 @@ class Lowerer(LoopLowering, RegionLowering, ContainerLowering, FunctionLowering,
                         node,
                         f"in-place update of '{name}', which shares its storage with '{other}' "
                         "(a view, or the same tensor on some paths only); "
-                        f"write `{name} = {name} {_AUG_SYMBOL.get(type(node.op), '+')} ...` instead",  # type: ignore[attr-defined]
+                        f"write `{name} = {name} {_AUG_SYMBOL.get(type(getattr(node, 'op', None)), '+')} ...` instead",  # type: ignore[attr-defined]
                     )
         if any(isinstance(r, BlockArgument) and r.owner is self._entry for r in roots):
             raise self.unsupported(node, f"in-place update of the input '{name}' (the caller's tensor changes too)")
@@ -705,6 +718,7 @@ class Lowerer(LoopLowering, RegionLowering, ContainerLowering, FunctionLowering,
             if all(n in sc.env for _, sc in live) and not all(same_value(sc.env[n], scope.env.get(n)) for _, sc in live)
         ) if live else []
         # Inlined functions: the returned value is merged like a name.
+        self._check_caller_containers(scope, names, live, node)
         # A path that raised ends in `dycl.raise` and an unreachable return: it merges nothing.
         ret_live = self.fn is not None and self.fn.inline and all(
             sc.terminated and (sc.returned or sc.raised) for _, sc in branches) and any(
@@ -756,6 +770,26 @@ class Lowerer(LoopLowering, RegionLowering, ContainerLowering, FunctionLowering,
             scope.terminated = True
             scope.raised = all(sc.raised for _, sc in branches)
         return results
+
+    def _check_caller_containers(self, scope: _Scope, names: list[str], live: list[tuple[Block, _Scope]],
+                                 node: ast.AST) -> None:
+        """A list or dict the calling code also holds, changed on some paths of this
+        branch only: the join merges this function's names, not the caller's."""
+        held: set[int] = set()
+        for sc in self._caller_scopes:
+            if sc is not scope:
+                stack = list(sc.env.values())
+                while stack:
+                    v = stack.pop()
+                    if isinstance(v, SeqVal) and id(v) not in held:
+                        held.add(id(v))
+                        stack.extend(v.items)
+        for n in names:
+            before = scope.env.get(n)
+            if isinstance(before, SeqVal) and id(before) in held and any(
+                    not same_value(before, sc.env[n]) for _, sc in live):
+                raise self.unsupported(node, f"'{n}', a list or dict the calling code also holds, changed on "
+                                             "some paths only")
 
     def _name_mixed_tuples(self, merging: list[tuple[Block, Any]], yielded: list[list[SSAValue]],
                            node: ast.AST) -> list[tuple[str, ...] | None]:
@@ -1113,7 +1147,15 @@ class Lowerer(LoopLowering, RegionLowering, ContainerLowering, FunctionLowering,
             then_fn=evaluate_rest if is_and else short,
             else_fn=short if is_and else evaluate_rest,
         )
+        self._join_into(scope, outer)
         return outer.env["$cond"]
+
+    def _join_into(self, scope: _Scope, outer: _Scope) -> None:
+        """After branches inside an expression (`a if c else b`, `and`/`or`): names they
+        changed (a tensor updated in place on one path) hold the joined values."""
+        for k, v in outer.env.items():
+            if not k.startswith("$") and k in scope.env and not same_value(scope.env[k], v):
+                scope.env[k] = v
 
     def truth(self, e: ast.expr, scope: _Scope) -> Value:
         """`e` where only its truth matters (an `if`/`while` test, `not`, `assert`):
@@ -1147,6 +1189,7 @@ class Lowerer(LoopLowering, RegionLowering, ContainerLowering, FunctionLowering,
 
         self._branch(c, [], [], outer, e, then_fn=evaluate_rest if is_and else keep_first,
                      else_fn=keep_first if is_and else evaluate_rest)
+        self._join_into(scope, outer)
         return outer.env["$v"]
 
     def _ifexp(self, test: ast.expr, body: ast.expr, orelse: ast.expr, scope: _Scope, node: ast.AST) -> Value:
@@ -1163,6 +1206,7 @@ class Lowerer(LoopLowering, RegionLowering, ContainerLowering, FunctionLowering,
             return run
 
         self._branch(c, [], [], outer, node, then_fn=branch(body), else_fn=branch(orelse))
+        self._join_into(scope, outer)
         return outer.env["$v"]
 
     def to_bool(self, v: Value, node: ast.AST) -> SSAValue:
@@ -1244,10 +1288,12 @@ class Lowerer(LoopLowering, RegionLowering, ContainerLowering, FunctionLowering,
     def _call(self, e: ast.Call, scope: _Scope) -> Value:
         # An inlined callee may update a caller's tensor in place (see _update_in_place).
         self._caller_scopes.append(scope)
+        self._caller_if_depths.append(self._if_depth)
         try:
             return self._dispatch_call(e, scope)
         finally:
             self._caller_scopes.pop()
+            self._caller_if_depths.pop()
 
     def _dispatch_call(self, e: ast.Call, scope: _Scope) -> Value:
         if is_super_init(e) and self.fn is not None and self.fn.tree is not None:
@@ -1352,6 +1398,7 @@ class Lowerer(LoopLowering, RegionLowering, ContainerLowering, FunctionLowering,
         outer = _Scope(env=copy_env(scope.env))
         outer.env["$v"] = Static(None)
         pick(0, outer)
+        self._join_into(scope, outer)
         return outer.env["$v"]
 
     def _compare_index(self, index: SSAValue, k: int, n: int, node: ast.AST) -> SSAValue:
@@ -1398,13 +1445,50 @@ class Lowerer(LoopLowering, RegionLowering, ContainerLowering, FunctionLowering,
         if mref.name == "item" and not args:
             return self._item(recv, node, d.ANY)
         if mref.name.endswith("_") and not mref.name.endswith("__"):
-            raise self.unsupported(node, f"in-place tensor method '{mref.name}' (in-place mutation); use '{mref.name[:-1]}'")
+            return self._in_place_method(recv, mref.name, args, kwargs, node)
         ops = [self.materialize(recv, node)] + [self.materialize(a, node) for a in args]
         ops += [self.materialize(v, node) for v in kwargs.values()]
         result = self.emit(d.CallMethodOp(mref.name, ops, list(kwargs)), node).results[0]
         if named := return_type_of(mref.name, args, kwargs):
             self.named_tuples[result] = named
         return result
+
+    def _in_place_method(self, recv: Value, name: str, args: list[Value], kwargs: dict[str, Value],
+                         node: ast.Call) -> Value:
+        """`h.add_(e)`: `h` now holds `h.add(e)` (in h's dtype and shape, as the in-place
+        op keeps them), for every name bound to it, as `h += e` does; a view of `h` or
+        an input is refused (its base or the caller would have to change too)."""
+        if name in ("requires_grad_", "detach_"):
+            return recv  # autograd bookkeeping: no value changes
+        receiver = node.func.value if isinstance(node.func, ast.Attribute) else None  # type: ignore[attr-defined]
+        while isinstance(receiver, ast.Call) and isinstance(receiver.func, ast.Attribute) and \
+                receiver.func.attr.endswith("_"):  # h.mul_(2).add_(1): both update h
+            receiver = receiver.func.value
+        scope = self._caller_scopes[-1]
+        if isinstance(receiver, ast.Name) and scope.env.get(receiver.id) is not recv:
+            receiver = None
+        out_of_place = name[:-1]
+        if not isinstance(recv, SSAValue) or not isinstance(receiver, ast.Name) or name in _SHAPE_CHANGING_IN_PLACE \
+                or name.rstrip("_") in _RANDOM_IN_PLACE or not (hasattr(torch.Tensor, out_of_place) or name in _IN_PLACE_AS):
+            raise self.unsupported(node, f"in-place tensor method '{name}' (in-place mutation); use '{out_of_place}'")
+        if name == "copy_":
+            (src,) = args
+            new = self.emit(d.CallMethodOp("type_as", [self.materialize(src, node), recv]), node).results[0]
+            new = self.emit(d.CallMethodOp("expand_as", [new, recv]), node).results[0]
+            new = self.emit(d.CallMethodOp("clone", [new]), node).results[0]
+        elif name == "zero_":
+            new = self.call_function("torch.zeros_like", [recv], {}, node)
+        elif name == "fill_":
+            new = self.call_function("torch.full_like", [recv, *args], {}, node)
+        else:
+            ops = [recv, *(self.materialize(a, node) for a in args), *(self.materialize(v, node) for v in kwargs.values())]
+            new = self.emit(d.CallMethodOp(out_of_place, ops, list(kwargs)), node).results[0]
+            # The in-place op keeps the receiver's dtype and shape (eager fails where it cannot).
+            new = self.emit(d.CallMethodOp("type_as", [new, recv]), node).results[0]
+            new = self.emit(d.CallMethodOp("expand_as", [new, recv]), node).results[0]
+            new = self.emit(d.CallMethodOp("clone", [new]), node).results[0]
+        self._update_in_place(receiver.id, recv, new, scope, node)
+        return new
 
     def _item(self, v: Value, node: ast.AST, result_type: Attribute) -> SSAValue:
         """A host read of a one-element tensor; `!dycl.any` takes the tensor's dtype."""

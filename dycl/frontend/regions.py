@@ -265,7 +265,14 @@ class RegionLowering:
                 for other, w in bound_values(env):
                     if w is not v and maybe_tensor(w) and roots & possible_roots(w, self.model, self._joins):
                         raise Widen(error)
+            for sc, depth in zip(self._caller_scopes, self._caller_if_depths):
+                if sc is not scope and depth < self._if_depth and any(w is v for _, w in bound_values(sc.env)):
+                    raise Widen(error)  # the caller's name would get a value made inside a branch
             updated.append((name, v))
+        lists_held_by_callers = {id(w) for sc, depth in zip(self._caller_scopes, self._caller_if_depths)
+                                 if sc is not scope and depth < self._if_depth for w in sc.env.values()}
+        if any(id(scope.env[n]) in lists_held_by_callers for n in mutated if isinstance(scope.env[n], SeqVal)):
+            raise Widen(error)
         # Lists and dicts the region may change in place: it hands back their new contents.
         lists = [n for n in sorted(mutated) if isinstance(v := scope.env[n], SeqVal) and (v.is_list or isinstance(v, DictVal))]
         self.note_attribute_writes(stmts, scope)

@@ -811,6 +811,32 @@ class PythonObjects(nn.Module):
 CASES["python_objects"] = (PythonObjects, sign_inputs() + [(torch.full((1, 4), 0.1),)])
 
 
+
+class InPlaceMethods(nn.Module):
+    """In-place tensor methods compiled as updates of every name holding the tensor:
+    chained, in a branch, in a conditional expression, in a loop; copy_/zero_/fill_."""
+
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(4, 4)
+
+    def forward(self, x):
+        h = self.fc(x)
+        same = h
+        h.mul_(2).add_(1)
+        if h.sum() > 0:
+            h.clamp_(min=0)
+        z = torch.empty(1, 4)
+        z.copy_(x * 3)
+        z.zero_() if z.mean() > 5 else z.fill_(2.0)
+        for i in range(3):
+            h.add_(i)
+        return same, h, z
+
+
+CASES["in_place_methods"] = (InPlaceMethods, sign_inputs())
+
+
 def check_matches_eager(name: str, **compile_options) -> None:
     """Compile case `name` and compare it with eager on all its inputs (type and values)."""
     import dycl

@@ -337,6 +337,24 @@ def _inputs(shape=(1, 4), scale=1.0, seeds=8):
 
 
 # name -> (factory, inputs, expected number of fallback regions or None when it may vary, min sub-DNNs)
+class CallerTensorUpdatedInHelperBranch(nn.Module):
+    """A helper updates, on some paths only, a tensor its caller also holds (and
+    appends to the caller's list): the call runs as Python, both names see it."""
+
+    def _bump(self, t, outs, c):
+        if c.sum() > 0:
+            t += 1
+            outs.append(c)
+        return t * 2
+
+    def forward(self, x):
+        h = x * 1
+        outs = []
+        y = self._bump(h, outs, x)
+        return h, y, outs
+
+
+
 CASES = {
     "print_and_count": (PrintAndCount, _inputs(), None, 1),
     "saved_actions": (SavedActions, _inputs(), 1, 1),
@@ -356,4 +374,5 @@ CASES = {
     "receiver_not_self": (ReceiverNotSelf, _inputs(), 0, 1),
     "config_objects": (ConfigObjects, _inputs(), 0, 1),
     "config_written_in_forward": (ConfigWrittenInForward, _inputs(), None, 1),
+    "caller_tensor_updated_in_helper_branch": (CallerTensorUpdatedInHelperBranch, _inputs(), 1, 1),
 }
