@@ -718,7 +718,7 @@ class IfOp(IRDLOperation):
 
     @classmethod
     def parse(cls, parser: Parser) -> IfOp:
-        cond = parser.parse_operand()
+        cond = parser.parse_operand(i1)
         types: list[Attribute] = []
         if parser.parse_optional_punctuation("->"):
             types = parser.parse_comma_separated_list(
@@ -855,11 +855,11 @@ class ForOp(IRDLOperation):
     def parse(cls, parser: Parser) -> ForOp:
         indvar = parser.parse_argument(expect_type=False)
         parser.parse_punctuation("=")
-        lb = parser.parse_operand()
+        lb = parser.parse_operand(i64)
         parser.parse_keyword("to")
-        ub = parser.parse_operand()
+        ub = parser.parse_operand(i64)
         parser.parse_keyword("step")
-        step = parser.parse_operand()
+        step = parser.parse_operand(i64)
         args: list[Parser.UnresolvedArgument] = []
         inits: list[UnresolvedOperand] = []
         types: list[Attribute] = []

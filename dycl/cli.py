@@ -262,7 +262,8 @@ def build_parser() -> argparse.ArgumentParser:
     sp.add_argument("--arch", help="CUDA arch, e.g. sm_90")
     sp.add_argument("--backend", default="auto",
                     help="auto (default: per sub-DNN, the fastest of torch, onnxruntime and tvm that is clearly "
-                         "faster, measured), tvm, onnxruntime, torch, or fastest")
+                         "faster, measured), tvm, onnxruntime, torch, inductor, fastest, or an installed "
+                         "plugin's backend (docs/plugins.md)")
     sp.add_argument("--pipeline", default="dycl-default")
     sp.add_argument("--print-ir-after", "--dump-ir-after", metavar="PASS", action="append",
                     help="print the IR after PASS to stderr (repeatable; NAME#2 for a pass's second run, "

@@ -126,7 +126,8 @@ def to_graph_module(fn: func.FuncOp, model: nn.Module) -> fx.GraphModule:
     for path, obj in sorted(owned.items(), key=lambda kv: not isinstance(kv[1], nn.Module)):
         _install(root, path, obj)
     gm = fx.GraphModule(root, graph, class_name=f"Dycl_{fn.sym_name.data}")
-    gm.eval()
+    # Not gm.eval(): that would switch the user's own submodules (installed above) too.
+    gm.training = False
     return gm
 
 

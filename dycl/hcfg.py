@@ -14,8 +14,7 @@ from typing import Any
 
 from xdsl.dialects import func
 from xdsl.dialects.builtin import ModuleOp, StringAttr, TensorType
-from xdsl.ir import Attribute, OpResult
-from xdsl.ir import Block, Operation
+from xdsl.ir import Attribute, Block, Operation, OpResult
 
 from dycl.diagnostics import loc_of
 from dycl.dialects import dycl as d

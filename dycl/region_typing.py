@@ -58,7 +58,13 @@ def protected(model: nn.Module, user_globals: dict[str, Any] | None = None) -> I
         inner = {k: dict(v) for k, v in attrs.items() if isinstance(v, dict)}
         lists = {k: list(v) for k, v in attrs.items() if isinstance(v, list)}
         saved.append((m, attrs, inner, lists))
-    buffers = [(b, b.detach().clone()) for b in model.buffers() if not b.is_meta]
+    # Parameters, buffers and plain tensor attributes: a region may update any in place.
+    tensors: dict[int, torch.Tensor] = {}
+    for m in model.modules():
+        for t in (*m._parameters.values(), *m._buffers.values(), *(v for v in m.__dict__.values() if isinstance(v, torch.Tensor))):
+            if t is not None and not t.is_meta:
+                tensors.setdefault(id(t), t)
+    buffers = [(t, t.detach().clone()) for t in tensors.values()]
     rng = torch.get_rng_state()
     logging.disable(logging.CRITICAL)
     try:

@@ -66,11 +66,14 @@ class PluginTable(Mapping[str, Callable[[], T]], Generic[T]):
     def __init__(self, builtin: dict[str, Callable[[], T]], group: str,
                  adopt: Callable[[Plugin], Callable[[], T]], upstream: Callable[[], Mapping[str, object]]):
         self.builtin, self.group, self.adopt, self.upstream = builtin, group, adopt, upstream
+        self._merged: tuple[dict[str, Plugin], dict[str, Callable[[], T]]] | None = None
 
     def entries(self) -> dict[str, Callable[[], T]]:
         found = discover(self.group)
         if not found:
             return self.builtin
+        if self._merged is not None and self._merged[0] is found:  # discovered anew only after clear_cache()
+            return self._merged[1]
         table = dict(self.builtin)
         upstream = self.upstream()
         kind = "pass" if self.group == PASSES_GROUP else "dialect"
@@ -80,6 +83,7 @@ class PluginTable(Mapping[str, Callable[[], T]], Generic[T]):
             if name in upstream:  # dycl-opt would let one hide the other
                 raise clash(plugin, f"xDSL's built-in {kind}")
             table[name] = self.adopt(plugin)
+        self._merged = (found, table)
         return table
 
     def __getitem__(self, name: str) -> Callable[[], T]:

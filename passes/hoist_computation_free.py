@@ -13,6 +13,7 @@ from xdsl.rewriter import InsertPoint, Rewriter
 
 from dycl.classify import FREE, classify
 from dycl.dialects import dycl as d
+from dycl.passes.constant_propagation import constant_of
 
 # Ops that return their (first) input unchanged when the result type equals it.
 _IDENTITY_METHODS = {"contiguous", "detach", "view", "reshape", "view_as", "reshape_as", "clone", "float", "to", "type_as"}
@@ -48,8 +49,11 @@ def _is_identity(op: Operation, module_types: dict[str, str]) -> SSAValue | None
     if isinstance(op, d.CallMethodOp) and op.method.data in _IDENTITY_METHODS:
         return pos[0]
     if isinstance(op, d.CallFunctionOp) and op.target.data in _IDENTITY_FUNCTIONS:
-        if op.target.data.endswith("dropout") and "training" not in kw and len(pos) < 3:
-            return None  # F.dropout defaults to training=True
+        if op.target.data.endswith("dropout"):
+            # Identity only in eval mode: F.dropout defaults to training=True.
+            training = kw.get("training", pos[2] if len(pos) > 2 else None)
+            if training is None or constant_of(training) is not False:
+                return None
         return pos[0]
     if isinstance(op, d.CallModuleOp) and module_types.get(op.path.data, "") in _IDENTITY_MODULES and len(pos) == 1:
         return pos[0]

@@ -170,6 +170,9 @@ class _Inferrer:
                 idx = op.index.value.data
                 if isinstance(src, Unknown):
                     raise PassError("cannot index a value whose structure is unknown", op)
+                if isinstance(src, (tuple, list)) and not -len(src) <= idx < len(src):
+                    raise PassError(f"index {idx} is out of range for a {type(src).__name__} of {len(src)} elements "
+                                    "(on a path these shapes may never take)", op)
                 self.set(op.result, src[idx])
             case d.ToBoolOp():
                 src = self.get(op.input)

@@ -42,7 +42,6 @@ DYCL = [
     (["import", MODEL, "--input", "1x16xf32", "--stop-after", "assign-backends"],
      "dycl: error: pass 'assign-backends' to stop after: pipeline dycl-default has no such stage (its stages: "
      "frontend, inline-calls,"),
-    (["hcfg", "{d}/ok.mlir", "-o", "{d}/out.jpg"], "dycl: error: cannot draw the HCFG as '.jpg'"),
     (["compile", MODEL, "--input", "1x16"], "dycl: error: bad --input '1x16'"),
     (["compile", MODEL, "--input", "2x8xf32"],
      "branchy.py:15:13: error: the model, run eagerly on the example inputs, raised RuntimeError: mat1 and mat2 shapes"),

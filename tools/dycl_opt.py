@@ -17,7 +17,7 @@ from dycl.models import trust_model_spec
 from dycl.parsing import LocatingParser
 from dycl.pass_info import format_pass_list
 from dycl.pass_specs import check_pipeline
-from dycl.registry import DIALECTS, PASSES
+from dycl.registry import BUILTIN_PASSES, DIALECTS, PASSES
 from dycl.verify_diagnostics import run_chunk
 
 
@@ -64,7 +64,7 @@ class DyclOptMain(xDSLOptMain):
 
     def run(self) -> None:
         if self.args.list_passes:  # before reading the input: it needs none
-            sys.stdout.write(format_pass_list(self.available_passes, first=list(PASSES)))
+            sys.stdout.write(format_pass_list(self.available_passes, first=list(BUILTIN_PASSES)))
             return
         if not self.args.verify_diagnostics:
             return super().run()

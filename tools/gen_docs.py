@@ -14,7 +14,7 @@ from pathlib import Path
 
 from xdsl.passes import ModulePass
 
-from dycl.pass_info import doc_paragraphs, options
+from dycl.pass_info import Option, doc_paragraphs, options
 
 DOCS = Path(__file__).resolve().parent.parent / "docs"
 
@@ -39,17 +39,22 @@ def render_pass(name: str, cls: type[ModulePass]) -> list[str]:
     opts = options(cls)
     if opts:
         out += ["| option | type | default |", "|---|---|---|"]
-        out += [f"| `{o.name}` | `{o.type}` | " + ("required" if o.required else f"`{o.default}`" if o.default
-                                                    is not None else "unset") + " |" for o in opts]
-        out += [""]
+        out += [f"| `{o.name}` | `{o.type}` | {_default(o)} |" for o in opts] + [""]
     return out
+
+
+def _default(o: Option) -> str:
+    if o.required:
+        return "required"
+    return "unset" if o.default is None else f"`{o.default}`"
 
 
 def render_passes(passes: Mapping[str, Callable[[], type[ModulePass]]]) -> str:
     out = ["# dycl passes", "",
-           "<!-- Generated from dycl/registry.py by `python -m dycl.tools.gen_docs`; do not edit. -->", "",
-           "Every pass below runs in `dycl-opt -p NAME` and in `dycl compile` pipelines;",
-           "`dycl-opt --list-passes` prints the same list with the upstream xDSL passes.", ""]
+           "<!-- Generated from dycl/registry.py (BUILTIN_PASSES) by `python -m dycl.tools.gen_docs`; do not edit. -->", "",
+           "Every pass below runs in `dycl-opt -p 'NAME{option=value}'`; "
+           "`dycl compile` runs `dycl-default` unless given `--pipeline`.",
+           "`dycl-opt --list-passes` prints the same list, then the upstream xDSL passes.", ""]
     out += [f"- [`{name}`](#{name})" for name in passes] + [""]
     for name, factory in passes.items():
         out += render_pass(name, factory())
@@ -59,10 +64,10 @@ def render_passes(passes: Mapping[str, Callable[[], type[ModulePass]]]) -> str:
 def generate() -> dict[str, str]:
     """File name under docs/ → its content."""
     from dycl.dialects.dycl import DYCL
-    from dycl.registry import PASSES
+    from dycl.registry import BUILTIN_PASSES  # not installed plugins': the output is the same everywhere
     from dycl.tools.dialect_doc import render_dialect
 
-    return {"dialect.md": render_dialect(DYCL), "passes.md": render_passes(PASSES)}
+    return {"dialect.md": render_dialect(DYCL), "passes.md": render_passes(BUILTIN_PASSES)}
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -135,6 +135,8 @@ FORBIDDEN_CALLS = {
 
 
 _LAYOUT_ONLY_METHODS = {"flatten_parameters"}
+# Calls whose point is what they do, not a value: warnings, logging, the process.
+_SIDE_EFFECT_MODULES = ("warnings.", "_warnings.", "logging.", "sys.", "os.", "time.", "builtins.input", "pdb.", "traceback.")
 # In-place methods that change the receiver's shape or strides (a functional form would not).
 _SHAPE_CHANGING_IN_PLACE = {"resize_", "resize_as_", "t_", "transpose_", "squeeze_", "unsqueeze_", "as_strided_",
                             "set_", "share_memory_", "swapdims_", "swapaxes_", "put_", "index_put_", "masked_scatter_"}
@@ -246,6 +248,11 @@ class Lowerer(LoopLowering, RegionLowering, ContainerLowering, FunctionLowering,
         if _has_hooks(self.model) or type(self.model).__call__ is not nn.Module.__call__:
             raise FrontendError(f"{type(self.model).__name__} has forward hooks or a custom __call__, "
                                 "which run around forward")
+        training = [p or type(self.model).__name__ for p, m in self.model.named_modules() if _trains_differently(m)]
+        if training:
+            # Batch statistics, running-stat updates, random dropout: compiled sub-DNNs compute inference.
+            raise FrontendError(f"{', '.join(training[:3])} {'is' if len(training) == 1 else 'are'} in training mode",
+                                note="dycl compiles inference: call model.eval() before dycl.compile")
         forward = self._forward_of(self.model, None)
         tree, fn = self._parse(forward, type(self.model).__name__, inline=False)
         fdef = tree.body[0]
@@ -1446,6 +1453,9 @@ class Lowerer(LoopLowering, RegionLowering, ContainerLowering, FunctionLowering,
             return self._item(recv, node, d.ANY)
         if mref.name.endswith("_") and not mref.name.endswith("__"):
             return self._in_place_method(recv, mref.name, args, kwargs, node)
+        if mref.name in MUTATING_METHODS and not hasattr(torch.Tensor, mref.name):
+            # words.append(w) on a list a region made: a side effect the IR cannot hold.
+            raise self.unsupported(node, f"'{mref.name}' on a Python container computed at run time")
         ops = [self.materialize(recv, node)] + [self.materialize(a, node) for a in args]
         ops += [self.materialize(v, node) for v in kwargs.values()]
         result = self.emit(d.CallMethodOp(mref.name, ops, list(kwargs)), node).results[0]
@@ -1505,6 +1515,8 @@ class Lowerer(LoopLowering, RegionLowering, ContainerLowering, FunctionLowering,
             raise self.unsupported(node, FORBIDDEN_CALLS.get(g.qualname, FORBIDDEN_CALLS.get(g.qualname.removeprefix("builtins."), g.qualname)))
         if g.qualname.startswith(("random.", "numpy.random")):
             raise self.unsupported(node, "Python-side randomness")
+        if g.qualname.startswith(_SIDE_EFFECT_MODULES):
+            raise self.unsupported(node, f"a call with side effects ({g.qualname})")  # runs as Python, as in eager
         statics = all(isinstance(a, Static) for a in args) and all(isinstance(v, Static) for v in kwargs.values())
         if obj is range:
             if not statics:
@@ -1613,6 +1625,17 @@ def _declared_global(fdef: ast.AST) -> set[str]:
     return names
 
 
+def _trains_differently(m: nn.Module) -> bool:
+    """A module in training mode that computes differently from eval mode."""
+    if not m.training:
+        return False
+    if isinstance(m, (nn.modules.batchnorm._BatchNorm, nn.modules.instancenorm._InstanceNorm)):
+        return m.track_running_stats or isinstance(m, nn.modules.batchnorm._BatchNorm)
+    if isinstance(m, nn.modules.dropout._DropoutNd):
+        return m.p > 0
+    return isinstance(m, (nn.RNNBase, nn.MultiheadAttention)) and getattr(m, "dropout", 0) > 0
+
+
 def _has_hooks(m: nn.Module) -> bool:
     from torch.nn.modules import module as torch_module
 
@@ -1656,6 +1679,15 @@ def lower_module(model: nn.Module, example_inputs: Sequence[Any], model_key: str
         if lowerer.unknown_writes and lowerer.folded_attrs:
             raise FrontendError("a fallback region writes attributes of an object the compiler cannot follow, "
                                 "and compiled code reads module attributes that it may change")
+        weights = {(id(m), n): f"{path + '.' if path else ''}{n}" for path, m in model.named_modules()
+                   for n in (*m._parameters, *m._buffers)}
+        changed = sorted(weights[k] for k in lowerer.written_attrs if k in weights)
+        reads_weights = any(isinstance(op, d.ParamOp) for op in module.walk())
+        if changed or (lowerer.unknown_writes and reads_weights):
+            # Sub-DNNs hold parameters and buffers as constants: they would not see the change.
+            what = f"its parameters or buffers ({', '.join(changed)})" if changed else "tensors it may hold"
+            raise FrontendError(f"forward changes {what} in place, which compiled sub-DNNs hold as constants",
+                                note="the model runs as eager Python (fallback='python'), or call it without the update")
         # Attributes a region writes are state: reading them at compile time was wrong.
         new = {k for k in lowerer.written_attrs if k in lowerer.folded_attrs} - dirty
         if not new:

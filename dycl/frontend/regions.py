@@ -292,6 +292,9 @@ class RegionLowering:
             return results
         by_name = dict(zip(outs, results))
         for name, old in updated:
+            # The region updated that tensor in place: its result is the same storage
+            # (an input stays the caller's tensor, a view stays a view of its base).
+            self._joins[by_name[name]] = [old]
             for env in envs:
                 rebind(env, old, by_name[name])
         for name in lists:

@@ -9,10 +9,11 @@ from __future__ import annotations
 
 import keyword
 from collections.abc import Iterable
+from typing import Any
 
 from xdsl.dialects import arith, func
-from xdsl.dialects.builtin import ModuleOp, TensorType
-from xdsl.ir import Block, Operation, SSAValue
+from xdsl.dialects.builtin import ModuleOp, TensorType, TupleType
+from xdsl.ir import Attribute, Block, Operation, SSAValue
 
 from dycl.diagnostics import PassError
 from dycl.dialects import dycl as d
@@ -63,6 +64,19 @@ def _region_output(value, shape, dtype, where):
         got = f"{tuple(value.shape)} {value.dtype}" if hasattr(value, "shape") else type(value).__name__
         raise RuntimeError(f"dycl: the fallback region at {where} returned {got}; the code after it was "
                            f"compiled for {shape} {dtype} (its result shape depends on the data)")
+    return value
+
+
+def _region_tuple(value, lengths, where):
+    """A fallback region's tuple result must have the structure the code after it was compiled for."""
+    def check(v, want):
+        if want is None:
+            return True
+        return isinstance(v, (tuple, list)) and len(v) == len(want) and all(check(x, w) for x, w in zip(v, want))
+
+    if type(value).__name__ != "_Unbound" and not check(value, lengths):
+        raise RuntimeError(f"dycl: the fallback region at {where} returned a {type(value).__name__} whose length "
+                           f"differs from the one the code after it was compiled for (it depends on the data)")
     return value
 
 
@@ -267,10 +281,17 @@ class PythonHostEmitter:
                 shape = tuple(r.type.get_shape())
                 dtype = str(dtype_of(r.type.element_type))
                 self.emit(f"_region_output({self.name(r)}, {shape!r}, {dtype!r}, {op.loc.data!r})", depth)
+            elif isinstance(r.type, TupleType):
+                self.emit(f"_region_tuple({self.name(r)}, {_lengths(r.type)!r}, {op.loc.data!r})", depth)
 
     def call_args(self, op: d.CallFunctionOp) -> str:
         pos, kw = op.positional_and_keyword()
         return ", ".join([self.name(v) for v in pos] + [f"{k}={self.name(v)}" for k, v in kw.items()])
+
+
+def _lengths(t: Attribute) -> Any:
+    """The nesting of a tuple type, as lists of element structures (None: not a tuple)."""
+    return [_lengths(e) for e in t.types.data] if isinstance(t, TupleType) else None
 
 
 def emit_host_python(module: ModuleOp, loaders: dict[str, str], model_name: str) -> str:

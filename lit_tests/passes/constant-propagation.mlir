@@ -37,14 +37,17 @@ func.func @python_arith_unknown(%n: i64, %x: tensor<4xf32>) -> (i64, tensor<4xf3
   dycl.return %a, %r, %d : i64, tensor<4xf32>, i64
 }
 
-// Shape queries on a static tensor type become constants.
+// Shape queries on a static tensor type become constants; whole shapes are
+// torch.Size, as in eager (built on the host from the constant dimensions).
 // CHECK-LABEL: func.func @shape_queries
 // CHECK-SAME:    (%[[X:.*]]: tensor<2x3xf32>)
 // CHECK-NEXT:    %[[S1:.*]] = arith.constant 3 : i64
 // CHECK-NEXT:    %[[D:.*]] = arith.constant 2 : i64
 // CHECK-NEXT:    %[[N:.*]] = arith.constant 6 : i64
-// CHECK-NEXT:    %[[SZ:.*]] = dycl.constant [2 : i64, 3 : i64] : !dycl.pyobj
-// CHECK-NEXT:    %[[SH:.*]] = dycl.constant [2 : i64, 3 : i64] : !dycl.pyobj
+// CHECK-NEXT:    %[[SZD:.*]] = dycl.constant [2 : i64, 3 : i64] : !dycl.pyobj
+// CHECK-NEXT:    %[[SZ:.*]] = dycl.call_function "torch.Size"(%[[SZD]]) : (!dycl.pyobj) -> !dycl.pyobj
+// CHECK-NEXT:    %[[SHD:.*]] = dycl.constant [2 : i64, 3 : i64] : !dycl.pyobj
+// CHECK-NEXT:    %[[SH:.*]] = dycl.call_function "torch.Size"(%[[SHD]]) : (!dycl.pyobj) -> !dycl.pyobj
 // CHECK-NEXT:    %[[ND:.*]] = arith.constant 2 : i64
 // CHECK-NEXT:    %[[G:.*]] = arith.constant 3 : i64
 // CHECK-NEXT:    dycl.return %[[S1]], %[[D]], %[[N]], %[[SZ]], %[[SH]], %[[ND]], %[[G]] : i64, i64, i64, !dycl.pyobj, !dycl.pyobj, i64, i64

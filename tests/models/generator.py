@@ -348,7 +348,7 @@ class _Builder:
         if any(n in SVARS for n in ctx.defined):
             kinds.append("saugassign")
         if self.pyish:
-            kinds += ["print", "lambda"] + (["count"] if not ctx.helper else [])
+            kinds += ["print", "lambda", "view_update"] + (["count"] if not ctx.helper else [])
             if any(n in self.inplace for n in ctx.defined):
                 kinds += ["inplace_method"] * 3
             if ctx.depth < MAX_DEPTH and self.budget > 0 and not ctx.helper:
@@ -410,6 +410,13 @@ class _Builder:
                 return [f"{ind}{target}.{self.pick(('mul_', 'add_', 'sub_'))}({self.pick(MUL_CONSTS)})"], ctx.defined, None
             case "try":
                 return self.try_stmt(ctx, ind)
+            case "view_update":  # a write through a view reaches its base, as in eager
+                self.features.add("view_update")
+                base = self.var(ctx)
+                op = self.pick(("+=", "*=", ".mul_", ".add_"))
+                k = self.pick(MUL_CONSTS)
+                write = f"{ind}v[0] {op} {k}" if op.startswith(("+", "*")) else f"{ind}v[0]{op}({k})"
+                return [f"{ind}v = {base}[0:1]", write], ctx.defined, None
             case "closure":  # a nested function or lambda reading a tensor of the enclosing scope
                 self.features.add("closure")
                 target, free = self.pick(VARS), self.var(ctx)

@@ -75,7 +75,7 @@ func.func @body_foreign_terminator() {
 // -----
 
 func.func @bound_not_i64(%n: i32) {
-  // expected-error @below {{Expected attribute i64 but got i32}}
+  // expected-error @below {{operand is used with type i64, but has been previously used or defined with type i32}}
   dycl.for %i = %n to %n step %n {
     dycl.yield
   }

@@ -103,7 +103,7 @@ func.func @then_ends_with_condition(%c: i1) {
 // -----
 
 func.func @cond_not_i1(%c: i64) {
-  // expected-error @below {{Expected attribute i1 but got i64}}
+  // expected-error @below {{operand is used with type i1, but has been previously used or defined with type i64}}
   dycl.if %c {
     dycl.yield
   } else {
