@@ -14,6 +14,7 @@ objects (None, strings, dtypes) have type `!dycl.pyobj`.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Sequence, Set as AbstractSet
 
 from xdsl.dialects.builtin import (
@@ -170,18 +171,33 @@ def types_accept(expected: Sequence[Attribute], got: Sequence[Attribute]) -> boo
 _IMPURE_FUNCTIONS = {"torch.manual_seed", "torch.seed", "builtins.print", "builtins.input"}
 
 
+# Functions of these modules compute values; calls of anything else are kept even when unused.
+_PURE_CALL_MODULES = ("torch.", "_operator.", "math.", "builtins.", "collections.")
+
+
+@functools.lru_cache(maxsize=None)
+def _is_tensor_method(name: str) -> bool:
+    import torch
+
+    return hasattr(torch.Tensor, name)
+
+
 class _CallEffects(MemoryEffect):
     """Calls are pure (models are compiled in eval mode), except in-place methods
-    (`x.add_()`) and a few functions with global effects: those are kept by dce."""
+    (`x.add_()`), a few functions with global effects, methods of Python objects and
+    functions outside torch/operator/math/builtins: those are kept by dce."""
 
     @classmethod
     def get_effects(cls, op: Operation) -> AbstractSet[EffectInstance] | None:
         name = ""
         if isinstance(op, CallMethodOp):
             name = op.method.data
+            if op.operands and (op.operands[0].type == PYOBJ or (
+                    op.operands[0].type == ANY and not _is_tensor_method(name))):
+                return None  # a method of a Python object (`logger.warning(...)`): anything may happen
         elif isinstance(op, CallFunctionOp):
             name = op.target.data
-            if name in _IMPURE_FUNCTIONS:
+            if name in _IMPURE_FUNCTIONS or not name.startswith(_PURE_CALL_MODULES):
                 return None
         if name.endswith("_") and not name.endswith("__"):
             return None

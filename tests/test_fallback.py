@@ -8,6 +8,7 @@ import io
 import json
 import subprocess
 import sys
+import warnings
 
 import pytest
 import torch
@@ -269,3 +270,34 @@ def test_compile_leaves_the_example_inputs_alone():
     assert torch.equal(example, torch.zeros(1, 4))
     y = cm(example)
     assert torch.equal(example, torch.ones(1, 4)) and torch.equal(y, torch.full((1, 4), 2.0))
+
+
+def test_a_model_in_training_mode_runs_as_eager():
+    """BatchNorm in training mode uses batch statistics and updates its running ones:
+    compiled sub-DNNs compute inference, so forward runs as eager (and says why)."""
+    torch.manual_seed(0)
+    model = torch.nn.Sequential(torch.nn.Linear(4, 4), torch.nn.BatchNorm1d(4))  # no .eval()
+    twin = copy.deepcopy(model)
+    cm = dycl.compile(twin, [torch.randn(3, 4)], backend="torch")
+    assert [r["construct"] for r in cm.fallbacks] == ["forward"]
+    assert "training mode" in cm.fallbacks[0]["reason"]
+    assert twin[1].training  # compiling switched nothing to eval
+    for s in range(3):
+        x = torch.randn(3, 4, generator=torch.Generator().manual_seed(s))
+        assert torch.equal(model(x), cm(x))
+    assert torch.equal(model[1].running_mean, twin[1].running_mean)
+
+
+def test_warnings_and_logging_happen_as_in_eager(caplog):
+    model = make_module("import_warnings = __import__('warnings')\n"
+                        "if x.sum() > 0:\n    import_warnings.warn('positive input', RuntimeWarning)\n"
+                        "__import__('logging').getLogger('dycl-test').warning('called')\n"
+                        "return x * 2")
+    cm = dycl.compile(model, [torch.ones(1, 4)], backend="torch")
+    caplog.clear()
+    with pytest.warns(RuntimeWarning, match="positive input"):
+        cm(torch.ones(1, 4))
+    assert [r.getMessage() for r in caplog.records if r.name == "dycl-test"] == ["called"]
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        cm(-torch.ones(1, 4))  # the other path warns nothing

@@ -336,7 +336,6 @@ def _inputs(shape=(1, 4), scale=1.0, seeds=8):
     return [(torch.randn(*shape, generator=torch.Generator().manual_seed(s)) * scale,) for s in range(seeds)]
 
 
-# name -> (factory, inputs, expected number of fallback regions or None when it may vary, min sub-DNNs)
 class CallerTensorUpdatedInHelperBranch(nn.Module):
     """A helper updates, on some paths only, a tensor its caller also holds (and
     appends to the caller's list): the call runs as Python, both names see it."""
@@ -355,6 +354,42 @@ class CallerTensorUpdatedInHelperBranch(nn.Module):
 
 
 
+class BufferUpdatedInForward(nn.Module):
+    """A step counter kept in a buffer and updated by forward (ActNorm-style state):
+    sub-DNNs would hold it as a constant, so forward runs as eager."""
+
+    def __init__(self):
+        super().__init__()
+        self.register_buffer("steps", torch.zeros(1))
+        self.fc = nn.Linear(4, 4)
+
+    def forward(self, x):
+        self.steps.add_(1)
+        return self.fc(x) * self.steps
+
+
+class WordsBeforeBreak(nn.Module):
+    """A greedy decoder's words: a dict lookup (run as Python) on one path, a constant
+    appended before `break` on the other."""
+
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(4, 4)
+        self.index2word = {0: "a", 1: "EOS", 2: "b", 3: "c"}
+
+    def forward(self, x):
+        words = []
+        for _ in range(4):
+            x = self.fc(x)
+            top = x.argmax().item()
+            if top == 1:
+                words.append("<EOS>")
+                break
+            words.append(self.index2word[top])
+        return words
+
+
+# name -> (factory, inputs, expected number of fallback regions or None when it may vary, min sub-DNNs)
 CASES = {
     "print_and_count": (PrintAndCount, _inputs(), None, 1),
     "saved_actions": (SavedActions, _inputs(), 1, 1),
@@ -375,4 +410,6 @@ CASES = {
     "config_objects": (ConfigObjects, _inputs(), 0, 1),
     "config_written_in_forward": (ConfigWrittenInForward, _inputs(), None, 1),
     "caller_tensor_updated_in_helper_branch": (CallerTensorUpdatedInHelperBranch, _inputs(), 1, 1),
+    "buffer_updated_in_forward": (BufferUpdatedInForward, _inputs(), 1, 0),
+    "words_before_break": (WordsBeforeBreak, _inputs(seeds=12), None, 1),
 }
