@@ -6,7 +6,7 @@ import argparse
 import dataclasses
 import io
 import sys
-from typing import IO
+from typing import Any, IO
 
 from xdsl.utils.exceptions import ParseError
 
@@ -34,6 +34,10 @@ class DyclOptMain(xDSLOptMain):
         super().register_all_passes()
         for name, factory in PASSES.items():
             self.register_pass(name, factory)  # ours win over same-named xDSL passes
+
+    def register_all_targets(self) -> None:
+        super().register_all_targets()
+        self.available_targets["python-host"] = _emit_python_host
 
     def register_all_frontends(self) -> None:
         super().register_all_frontends()
@@ -119,3 +123,18 @@ def main(argv: list[str] | None = None, driver: type[DyclOptMain] | None = None)
 
 if __name__ == "__main__":
     sys.exit(main())
+
+
+def _emit_python_host(module: Any, output: IO[str]) -> None:
+    """`-t python-host`: the host program `dycl compile` writes (host.py), from IR
+    whose sub-DNNs are outlined; each backend named by `dycl.backend` brings its loader."""
+    from xdsl.dialects import func
+
+    from dycl.backends.base import get_backend
+    from dycl.dialects import dycl as d
+    from dycl.host.python import emit_host_python
+
+    backends = sorted({f.attributes[d.BACKEND_ATTR].data for f in module.ops  # type: ignore[attr-defined]
+                       if isinstance(f, func.FuncOp) and d.BACKEND_ATTR in f.attributes})
+    loaders = {b: get_backend(b).loader_source() for b in backends}
+    output.write(emit_host_python(module, loaders, str(module.attributes.get("dycl.model", "model"))))
