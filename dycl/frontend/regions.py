@@ -151,10 +151,12 @@ def mutated_names(stmts: list[ast.stmt], env: dict[str, Value]) -> set[str]:
                 out.add(base.id)
         elif isinstance(node, ast.Call):
             f = node.func
-            if isinstance(f, ast.Attribute) and isinstance(f.value, ast.Name):
-                if not f.attr.startswith("__"):
-                    if f.attr.endswith("_") or isinstance(env.get(f.value.id), SeqVal):
-                        out.add(f.value.id)  # x.add_(...), xs.append(...)
+            if isinstance(f, ast.Attribute) and not f.attr.startswith("__"):
+                base = f.value
+                while isinstance(base, (ast.Subscript, ast.Attribute)):
+                    base = base.value  # v[0].add_(...) writes into v
+                if isinstance(base, ast.Name) and (f.attr.endswith("_") or isinstance(env.get(base.id), SeqVal)):
+                    out.add(base.id)  # x.add_(...), xs.append(...)
             root = f
             while isinstance(root, (ast.Attribute, ast.Subscript, ast.Call)):
                 root = root.func if isinstance(root, ast.Call) else root.value
