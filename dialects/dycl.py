@@ -245,12 +245,18 @@ class _CallOpBase(IRDLOperation):
     traits = traits_def(_CallEffects(), _Canonicalization())
 
     def positional_and_keyword(self) -> tuple[list[SSAValue], dict[str, SSAValue]]:
-        names = [k.data for k in self.kwargs.data] if self.kwargs else []
-        n_pos = len(self.args) - len(names)
-        return list(self.args[:n_pos]), dict(zip(names, self.args[n_pos:]))
+        return _positional_and_keyword(self.args, self.kwargs)
 
     def verify_(self) -> None:
         _check_kwargs(self, len(self.args))
+
+
+def _positional_and_keyword(args: Sequence[SSAValue], kwargs: ArrayAttr[StringAttr] | None,
+                            ) -> tuple[list[SSAValue], dict[str, SSAValue]]:
+    """Python's arguments of a call-like op: the last `len(kwargs)` operands are by keyword."""
+    names = [k.data for k in kwargs.data] if kwargs else []
+    n_pos = len(args) - len(names)
+    return list(args[:n_pos]), dict(zip(names, args[n_pos:]))
 
 
 def _kwargs_attr(kwargs: Sequence[str]) -> ArrayAttr[StringAttr] | None:
@@ -1375,9 +1381,7 @@ class RaiseOp(IRDLOperation):
         super().__init__(operands=[args], properties=props)
 
     def positional_and_keyword(self) -> tuple[list[SSAValue], dict[str, SSAValue]]:
-        names = [k.data for k in self.kwargs.data] if self.kwargs else []
-        n_pos = len(self.args) - len(names)
-        return list(self.args[:n_pos]), dict(zip(names, self.args[n_pos:]))
+        return _positional_and_keyword(self.args, self.kwargs)
 
     def verify_(self) -> None:
         _check_kwargs(self, len(self.args))
