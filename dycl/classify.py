@@ -52,7 +52,7 @@ def classify(op: Operation) -> str:
     if isinstance(op, d.CallFunctionOp) and (op.target.data.startswith(_HOST_WRAPPERS)
                                              or _builds_python_object(op.target.data)
                                              or (op.result.type == d.PYOBJ and op.target.data.startswith(
-                                                 ("_operator.", "builtins.")))):
+                                                 "_operator."))):  # tuple + tuple: host plumbing
         return HOST  # named tuples, dicts, output objects of results: host plumbing, like a tuple
     if isinstance(op, _CALLS):
         if isinstance(op, d.CallModuleOp) or any(_tensorish(v) for v in (*op.operands, op.result)):

@@ -26,6 +26,7 @@ def test_example_matches_eager(name, backend):
     paths = mod.branch_inputs()
     assert len(paths) >= 2
     assert cm.report.fallbacks == []  # every sub-DNN compiled by the backend asked for
+    assert cm.fallbacks == []  # and nothing of the zoo runs as Python (a frontend regression would hide there)
     with torch.no_grad():
         for x in paths.values():
             expected = model(*x)
