@@ -144,8 +144,6 @@ _SHAPE_CHANGING_IN_PLACE = {"resize_", "resize_as_", "t_", "transpose_", "squeez
 _RANDOM_IN_PLACE = {"random", "uniform", "normal", "bernoulli", "exponential", "geometric", "cauchy", "log_normal"}
 _IN_PLACE_AS = {"copy_", "zero_", "fill_"}
 
-_MUTATING_METHODS = MUTATING_METHODS
-
 
 @dataclass
 class _Function:
@@ -1090,11 +1088,7 @@ class Lowerer(LoopLowering, RegionLowering, ContainerLowering, FunctionLowering,
                 else:
                     raise self.unsupported(e, f"'{type(op).__name__}' comparison on a run-time value")
             else:
-                name, fn = CMPOPS[type(op)]
-                if isinstance(left, Static) and isinstance(right, Static):
-                    part = Static(fn(left.value, right.value))
-                else:
-                    part = self.call_function(f"_operator.{name}", [left, right], {}, e)
+                part = self._compare_values(op, left, right, e)
             result = part if result is None else self._and_values(result, part, e)
             left = right
         assert result is not None
@@ -1441,7 +1435,7 @@ class Lowerer(LoopLowering, RegionLowering, ContainerLowering, FunctionLowering,
         if isinstance(recv, SeqVal):
             return self.container_method(recv, mref.name, args, kwargs, node)
         if isinstance(recv, Static):
-            if isinstance(recv.value, (list, dict, set)) and mref.name in _MUTATING_METHODS:
+            if isinstance(recv.value, (list, dict, set)) and mref.name in MUTATING_METHODS:
                 raise self.unsupported(node, f"'{mref.name}' on a Python container held by the model (mutable state)")
             if all(isinstance(a, Static) for a in args) and all(isinstance(v, Static) for v in kwargs.values()):
                 return Static(getattr(recv.value, mref.name)(
