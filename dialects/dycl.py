@@ -1392,6 +1392,42 @@ class RaiseOp(IRDLOperation):
                 f"got {self.exception.data!r}")
 
 
+@irdl_op_definition
+class SetAttrOp(IRDLOperation):
+    """Stores a value into an attribute of the model or of one of its submodules
+    (`module` is its dotted path, empty for the model itself), on the host: module
+    state that `forward` writes (`self.hidden = h`, `self.steps += 1`).
+
+    The frontend keeps such attributes as SSA values inside the call (later reads
+    use the value, not the module) and emits this store where eager assigns, so the
+    module holds eager's values during and after the call. It has side effects:
+    never folded, removed or moved past another host operation.
+
+    ```mlir
+    dycl.set_attr "decoder" "hidden"(%h) : tensor<1x16xf32>
+    ```
+    """
+
+    name = "dycl.set_attr"
+    value = operand_def()
+    module = prop_def(StringAttr)
+    attr_name = prop_def(StringAttr)
+    irdl_options = (ParsePropInAttrDict(),)
+
+    assembly_format = "$module $attr_name `(` $value `)` attr-dict `:` type($value)"
+
+    def __init__(self, module: str, attr_name: str, value: SSAValue):
+        super().__init__(operands=[value],
+                         properties={"module": StringAttr(module), "attr_name": StringAttr(attr_name)})
+
+    def verify_(self) -> None:
+        path = self.module.data
+        if path and not all(p.isidentifier() or p.isdigit() for p in path.split(".")):
+            raise VerifyException(f"'dycl.set_attr' module path {path!r} is not a dotted submodule path")
+        if not self.attr_name.data.isidentifier():
+            raise VerifyException(f"'dycl.set_attr' attribute name {self.attr_name.data!r} is not an identifier")
+
+
 HOST_ONLY_OPS: tuple[type[Operation], ...] = (
     ToBoolOp,
     ItemOp,
@@ -1405,6 +1441,7 @@ HOST_ONLY_OPS: tuple[type[Operation], ...] = (
     TensorRegionOp,
     PyRegionOp,
     RaiseOp,
+    SetAttrOp,
 )
 
 TENSOR_OPS: tuple[type[Operation], ...] = (
@@ -1438,6 +1475,7 @@ DYCL = Dialect(
         CallSubgraphOp,
         PyRegionOp,
         RaiseOp,
+        SetAttrOp,
     ],
     [AnyValueType, PyObjType, GlobalAttr],
 )

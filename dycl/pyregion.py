@@ -99,6 +99,19 @@ def to_torch(value: Any) -> Any:
     return value
 
 
+class StateHolder:
+    """Where a reloaded artifact without fallback regions, loaded without its model,
+    stores the module state forward writes: a plain object per submodule path."""
+
+    def __init__(self) -> None:
+        self._modules: dict[str, Any] = {}
+
+    def get_submodule(self, path: str) -> Any:
+        import types
+
+        return self if not path else self._modules.setdefault(path, types.SimpleNamespace())
+
+
 def load_model(path: str, manifest: dict[str, Any]) -> Any:
     """The model an artifact's fallback regions run on, unpickled from the artifact.
 

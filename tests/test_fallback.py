@@ -46,13 +46,21 @@ def _same(a, b):
 
 
 def _state(m):
-    plain = {k: v for k, v in vars(m).items() if isinstance(v, (int, float, bool, str))}
-    lists = {k: len(v) for k, v in vars(m).items() if isinstance(v, list)}
-    return plain, lists, {k: v.clone() for k, v in m.state_dict().items()}
+    """Every module's plain and tensor attributes, list lengths, parameters and buffers."""
+    plain, lists, tensors = {}, {}, {}
+    for path, sub in m.named_modules():
+        for k, v in vars(sub).items():
+            if isinstance(v, (int, float, bool, str, torch.dtype)) or v is None:
+                plain[path, k] = v
+            elif isinstance(v, list):
+                lists[path, k] = len(v)
+            elif isinstance(v, torch.Tensor) or (isinstance(v, tuple) and v and isinstance(v[0], torch.Tensor)):
+                tensors[path, k] = v
+    return plain, lists, {**{k: v.clone() for k, v in m.state_dict().items()}, **tensors}
 
 
 def _states_equal(a, b):
-    return a[0] == b[0] and a[1] == b[1] and all(torch.equal(a[2][k], b[2][k]) for k in a[2])
+    return a[0] == b[0] and a[1] == b[1] and a[2].keys() == b[2].keys() and all(_same(a[2][k], b[2][k]) for k in a[2])
 
 
 def check_against_eager(eager, inputs, **options):

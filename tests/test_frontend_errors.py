@@ -46,6 +46,9 @@ CASES = {
         "h = x\nwhile h.sum() > -50.0:  # dycl: max_iterations=3\n    h -= torch.tanh(x) * h + 1.0\nreturn x",
         "in-place update of 'h' in a loop body while 'x' shares its storage at loop entry; write `h = h + ...`",
     ),
+    # A growing list with no compile-time end on some path: unrolling gives up.
+    "growing_list_while": ("ys = []\nwhile x.sum() > 0:\n    ys.append(x)\n    x = x - 1\nreturn ys[-1]",
+                           "growing Python list) and does not end within 128 unrolled iterations"),
     "runtime_fstring": ("n = int(x.sum())\nreturn getattr(self, f'fc{n}')(x)", "f-string over a run-time value"),
 }
 

@@ -121,9 +121,6 @@ def main(argv: list[str] | None = None, driver: type[DyclOptMain] | None = None)
     return 0
 
 
-if __name__ == "__main__":
-    sys.exit(main())
-
 
 def _emit_python_host(module: Any, output: IO[str]) -> None:
     """`-t python-host`: the host program `dycl compile` writes (host.py), from IR
@@ -138,3 +135,7 @@ def _emit_python_host(module: Any, output: IO[str]) -> None:
                        if isinstance(f, func.FuncOp) and d.BACKEND_ATTR in f.attributes})
     loaders = {b: get_backend(b).loader_source() for b in backends}
     output.write(emit_host_python(module, loaders, str(module.attributes.get("dycl.model", "model"))))
+
+
+if __name__ == "__main__":
+    sys.exit(main())

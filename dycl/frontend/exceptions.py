@@ -27,6 +27,7 @@ from xdsl.ir import Operation
 
 from dycl.dialects import dycl as d
 from dycl.frontend.restructure import contains_exit
+from dycl.frontend.state import sync_state
 from dycl.frontend.values import ExceptionVal, GlobalRef, SeqVal, Static, Value, copy_env
 
 if TYPE_CHECKING:
@@ -220,6 +221,7 @@ class TryLowering:
         # forward's names as they were when the raising call was made
         outer = scope if len(self._caller_scopes) <= ctx.depth or self.fn is ctx.fn else self._caller_scopes[ctx.depth]
         hscope = self._new_scope(copy_env(outer.env))
+        sync_state(hscope.env, scope.env)  # module state as the raise leaves it
         if handler.name:
             hscope.env[handler.name] = e
         saved = (self.fn, self._fn_body, self.loop_depth, self.loops, self.try_stack)

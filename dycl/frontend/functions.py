@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 from dycl.diagnostics import FrontendError
 from dycl.frontend.exceptions import PathEnded
 from dycl.frontend.restructure import always_exits, lift_loop_returns, restructure
+from dycl.frontend.state import sync_state
 from dycl.frontend.values import Closure, DictVal, ModuleRef, SeqVal, Static, Value
 
 if TYPE_CHECKING:
@@ -122,6 +123,9 @@ class FunctionLowering:
     def _inline_body(self: Lowerer, fn: _Function, stmts: list[ast.stmt], env: dict[str, Value], key: str,
                      node: ast.AST) -> Value:
         saved = self.fn, self.loop_depth, self._fn_body
+        caller = self._call_scopes[-1] if self._call_scopes else None
+        if caller is not None:
+            sync_state(env, caller.env)  # the module state as the call finds it
         call_site = f"{self._loc(node)} (in function '{self.fn.qualname}')" if self.fn is not None else None
         self._inline_stack.append(key)
         try:
@@ -136,6 +140,8 @@ class FunctionLowering:
             self._lower_body(self._fn_body, scope)
             if scope.raised and not scope.returned:
                 raise PathEnded  # every path of the call raised: so does the caller's statement
+            if caller is not None:
+                sync_state(caller.env, scope.env)  # and as the call leaves it
             return scope.returned[-1] if scope.returned else Static(None)
         except FrontendError as e:
             if call_site is not None:
@@ -187,4 +193,5 @@ class FunctionLowering:
             return run
 
         self._branch(self.to_bool(pred, node), [], [], outer, node, then_fn=branch("true_fn"), else_fn=branch("false_fn"))
+        sync_state(scope.env, outer.env)
         return outer.env["$v"]

@@ -20,6 +20,7 @@ from xdsl.ir import Block, Operation, Region, SSAValue
 
 from dycl.dialects import dycl as d
 from dycl.frontend.inplace import bound_values, maybe_tensor, possible_roots
+from dycl.frontend.state import is_state_key
 from dycl.frontend.restructure import always_exits, contains_exit, guard_breaks, init_flag, restructure, unless
 from dycl.frontend.values import Closure, DictVal, ObjectVal, GlobalRef, ModuleRef, PathDependent, SeqVal, Static, Value, copy_env, same_value
 
@@ -100,6 +101,21 @@ class _Continuation(ast.stmt):
         super().__init__()
         self.stmts = stmts
         ast.copy_location(self, like)
+
+
+class _Again(ast.stmt):
+    """The next iteration of a `while` unrolled per path (lowered only where reached)."""
+
+    _fields = ()
+
+    def __init__(self, loop: ast.While, k: int, cont: _Continuation):
+        super().__init__()
+        self.loop, self.k, self.cont = loop, k, cont
+        ast.copy_location(self, loop)
+
+
+# Iterations a `while` whose body needs compile-time values may be unrolled to.
+WHILE_UNROLL_LIMIT = 128
 
 
 @dataclass(frozen=True)
@@ -322,12 +338,45 @@ class LoopLowering:
 
     # --------------------------------------------------------------- while
 
-    def lower_while(self: Lowerer, s: ast.While, scope: _Scope) -> None:
+    def lower_while(self: Lowerer, s: ast.While, rest: list[ast.stmt], scope: _Scope) -> bool:
+        """Lower `s`; returns True if it also consumed `rest` (unrolled per path)."""
         if s.orelse and contains_exit(s.body, (ast.Break,)):
             raise self.unsupported(s, "while ... else with break")
-        self._lower_while(s, scope)
+        restore, mark = _snapshot([scope, *self._caller_scopes]), self._mark()
+        try:
+            self._lower_while(s, scope)
+        except NeedsStatic as e:
+            self._rollback(mark)
+            # The body needs per-iteration compile-time values (a growing Python list,
+            # a module picked by a counter): unroll it per path while every path
+            # ends within the limit, as eager's would (`while True: ... if
+            # len(outputs) == max_steps: break`).
+            restore()
+            if not isinstance(e, InPlaceSharing) and self._attempt(
+                    lambda: self._unrolled_while(s, rest, scope), (OverBudget, NeedsStatic), PER_PATH_BUDGET):
+                return True
+            restore()
+            raise self.unsupported(s, e.message if isinstance(e, InPlaceSharing) else (
+                "a data-dependent loop whose body needs per-iteration compile-time values (module list "
+                f"index, growing Python list) and does not end within {WHILE_UNROLL_LIMIT} unrolled "
+                "iterations on every path")) from None
         if not scope.terminated:
             self._lower_body(s.orelse, scope)  # no break: the else block runs when the test fails
+        return False
+
+    def _unrolled_while(self: Lowerer, s: ast.While, rest: list[ast.stmt], scope: _Scope) -> None:
+        cont = _Continuation(rest, s)
+        self._lower_body([self.while_iteration(_Again(s, 0, cont))], scope)
+
+    def while_iteration(self: Lowerer, again: _Again) -> ast.stmt:
+        """`if test: body; <next iteration> else: orelse; <after the loop>`, with
+        `continue` skipping to the next iteration and `break` to after the loop."""
+        s = again.loop
+        if again.k >= WHILE_UNROLL_LIMIT:
+            raise NeedsStatic
+        body = restructure(s.body, (ast.Continue,), lambda _: [])
+        body = restructure(body + [_Again(s, again.k + 1, again.cont)], (ast.Break,), lambda _: [again.cont])
+        return ast.copy_location(ast.If(test=s.test, body=body, orelse=[*s.orelse, again.cont]), s)
 
     def _lower_while(self: Lowerer, s: ast.While, scope: _Scope) -> None:
         # Iterations decided at compile time run here; the rest becomes dycl.while.
@@ -400,9 +449,9 @@ class LoopLowering:
         except _MoreCarried:
             self._rollback(mark)
             raise
-        except NeedsStatic as e:
+        except NeedsStatic:
             self._rollback(mark)
-            raise self.unsupported(s, e.message if isinstance(e, InPlaceSharing) else "a data-dependent loop whose body needs per-iteration compile-time values (module list index, growing Python list)") from None
+            raise  # lower_while unrolls it, or refuses
         finally:
             self.loop_depth -= 1
             self.loops.pop()
@@ -458,7 +507,11 @@ class LoopLowering:
             and sub.env.get(n) is not v
         }
         if changed:
-            raise _MoreCarried(changed)
+            # Module state the body lost track of (a region ran) is the host's from the start.
+            lost = {n for n in changed if is_state_key(n) and n not in sub.env}
+            for n in lost:
+                del scope.env[n]
+            raise _MoreCarried(changed - lost)
 
     def _check_inplace_sharing(self: Lowerer, body: list[ast.stmt], scope: _Scope, sub: _Scope,
                                carried: list[str]) -> None:

@@ -44,11 +44,12 @@ from dycl.frontend.contexts import flatten_transparent_with
 from dycl.frontend.exceptions import PathEnded, TryLowering, is_super_init
 from dycl.frontend.functions import FunctionLowering
 from dycl.frontend.restructure import always_exits, lift_loop_returns, restructure
+from dycl.frontend.state import StateLowering, is_state_key
 from dycl.nesting import allow_depth
 from dycl.frontend.inplace import bound_values, maybe_tensor, possible_roots, rebind
-from dycl.frontend.loops import LoopLowering, NeedsStatic, OverBudget, RuntimeRange, UnsafeJoin, _Continuation, _Injected, _snapshot
+from dycl.frontend.loops import LoopLowering, NeedsStatic, OverBudget, RuntimeRange, UnsafeJoin, _Again, _Continuation, _Injected, _snapshot
 from dycl.frontend.regions import RegionLowering, RegionRecord, Widen, has_loose_exit, has_return
-from dycl.types import tensor_type_of
+from dycl.types import dtype_of, tensor_type_of
 from dycl.frontend.values import (
     Closure,
     DictVal,
@@ -201,7 +202,7 @@ def _assigned_names(stmts: Sequence[ast.stmt]) -> set[str]:
     return names
 
 
-class Lowerer(LoopLowering, RegionLowering, ContainerLowering, FunctionLowering, TryLowering):
+class Lowerer(LoopLowering, RegionLowering, ContainerLowering, FunctionLowering, TryLowering, StateLowering):
     """Lowers one model: `lower()` returns a module with `func.func @forward`.
 
     `fallback` says what an untranslatable statement becomes: an error ("none"),
@@ -231,6 +232,7 @@ class Lowerer(LoopLowering, RegionLowering, ContainerLowering, FunctionLowering,
         self._if_depth = 0
         self._inline_stack: list[str] = []
         self._caller_scopes: list[_Scope] = []
+        self._call_scopes: list[_Scope] = []  # scopes of the calls being lowered (call_value)
         self._caller_if_depths: list[int] = []  # how deep in branches each caller's call was made
         self._joins: dict[SSAValue, list[SSAValue]] = {}  # dycl.if result -> what each path yields
         self.emitted = 0  # ops emitted so far
@@ -445,7 +447,7 @@ class Lowerer(LoopLowering, RegionLowering, ContainerLowering, FunctionLowering,
         for i, s in enumerate(stmts):
             if scope.terminated:
                 return  # code after return/break is dead, as in Python
-            if self.fallback == "none" or isinstance(s, _Continuation):
+            if self.fallback == "none" or isinstance(s, (_Continuation, _Again)):
                 try:
                     if self._lower_stmt(s, stmts, i, scope):
                         return
@@ -474,7 +476,11 @@ class Lowerer(LoopLowering, RegionLowering, ContainerLowering, FunctionLowering,
         if isinstance(s, ast.Try):
             self.lower_try(s, scope, stmts[i + 1 :])
             return False
-        if isinstance(s, _Continuation):
+        if isinstance(s, ast.While):
+            return self.lower_while(s, stmts[i + 1 :], scope)
+        if isinstance(s, _Again):
+            self._lower_body([self.while_iteration(s)], scope)
+        elif isinstance(s, _Continuation):
             self._lower_body(s.stmts, scope)
         else:
             self._stmt(s, scope)
@@ -543,6 +549,13 @@ class Lowerer(LoopLowering, RegionLowering, ContainerLowering, FunctionLowering,
                 load = ast.copy_location(
                     ast.Name(id=target.id, ctx=ast.Load()) if isinstance(target, ast.Name) else target, target
                 )
+                if isinstance(target, ast.Attribute):
+                    # `self.steps += 1` on a number is `self.steps = self.steps + 1` (on a tensor, in place).
+                    owner = self.expr(target.value, scope)
+                    old = self.expr(load, scope) if isinstance(owner, ModuleRef) else None
+                    if old is not None and not maybe_tensor(old) and not isinstance(old, SeqVal):
+                        self._assign(target, self._binop(op, old, self.expr(value, scope), s), scope)
+                        return
                 if not isinstance(target, ast.Name):
                     raise self.unsupported(s, "augmented assignment to an attribute or item (in-place mutation)")
                 old = self.expr(load, scope)
@@ -553,7 +566,7 @@ class Lowerer(LoopLowering, RegionLowering, ContainerLowering, FunctionLowering,
             case ast.If():
                 self._if(s, scope)
             case ast.While():
-                self.lower_while(s, scope)
+                self.lower_while(s, [], scope)
             case ast.Return(value=value):
                 v = Static(None) if value is None else self.expr(value, scope)
                 self._emit_return(scope, v, s, top=False)
@@ -597,6 +610,8 @@ class Lowerer(LoopLowering, RegionLowering, ContainerLowering, FunctionLowering,
                     )
         if any(isinstance(r, BlockArgument) and r.owner is self._entry for r in roots):
             raise self.unsupported(node, f"in-place update of the input '{name}' (the caller's tensor changes too)")
+        if any(is_state_key(k) for env in envs for k, w in bound_values(env) if w is old):
+            raise self.unsupported(node, f"in-place update of '{name}', which a module attribute also holds")
         for env in envs:
             rebind(env, old, new)
 
@@ -633,6 +648,9 @@ class Lowerer(LoopLowering, RegionLowering, ContainerLowering, FunctionLowering,
                 if getattr(owner.cls, "__dataclass_params__").frozen:
                     raise self.error(target, f"cannot assign to field '{attr}' of a frozen {owner.cls.__name__}")
                 owner.set(attr, v)
+            case ast.Attribute(value=base, attr=attr) if isinstance(owner := self.expr(base, scope), ModuleRef) and \
+                    self.store_state(owner, attr, v, scope, target):
+                return
             case ast.Attribute():
                 raise self.unsupported(target, "assignment to a module attribute (in-place mutation of the model)")
             case ast.Subscript() if self.assign_item(target, v, scope):
@@ -728,12 +746,21 @@ class Lowerer(LoopLowering, RegionLowering, ContainerLowering, FunctionLowering,
         ret_live = self.fn is not None and self.fn.inline and all(
             sc.terminated and (sc.returned or sc.raised) for _, sc in branches) and any(
             not sc.raised for _, sc in branches)
+        # Module state a path lost track of is the host's (see dycl.frontend.state).
+        ending = [sc for _, sc in branches if not sc.raised] if ret_live else [sc for _, sc in live]
+        state = {k for sc in ending for k in sc.env if is_state_key(k)} | {k for k in scope.env if is_state_key(k)}
+        lost = {k for k in state if not all(k in sc.env for sc in ending)}
+        for k in lost & set(scope.env):
+            del scope.env[k]
+        ret_state = sorted(k for k in state - lost if ending and not all(
+            same_value(sc.env[k], scope.env.get(k)) for sc in ending)) if ret_live else []
         merging = (
-            [(b, {"$ret": sc.returned[-1]}) for b, sc in branches if not sc.raised] if ret_live
+            [(b, {"$ret": sc.returned[-1], **{k: sc.env[k] for k in ret_state}}) for b, sc in branches
+             if not sc.raised] if ret_live
             else [(b, {n: sc.env[n] for n in names}) for b, sc in live]
         )
         slots: list[list[Value]] = []  # the values to yield: one per branch, per slot
-        keys = ["$ret"] if ret_live else names
+        keys = ["$ret", *ret_state] if ret_live else names
         merged = {n: self._merge_values([m[n] for _, m in merging], n, slots) for n in keys}
         yielded: list[list[SSAValue]] = []
         for i, (block, _) in enumerate(merging):
@@ -761,6 +788,7 @@ class Lowerer(LoopLowering, RegionLowering, ContainerLowering, FunctionLowering,
             merged[n] = _fill_slots(merged[n], results, n)
         if ret_live:
             scope.returned.append(merged["$ret"])
+            scope.env.update({k: merged[k] for k in ret_state})
             scope.terminated = True
             return results
         scope.env.update(merged)
@@ -863,7 +891,10 @@ class Lowerer(LoopLowering, RegionLowering, ContainerLowering, FunctionLowering,
             case ast.Name(id=name):
                 return self._name(name, e, scope)
             case ast.Attribute(value=base, attr=attr):
-                return self._attribute(self.expr(base, scope), attr, e)
+                owner = self.expr(base, scope)
+                if isinstance(owner, ModuleRef) and (state := self.read_state(owner, attr, scope)) is not None:
+                    return state
+                return self._attribute(owner, attr, e)
             case ast.Tuple(elts=elts):
                 items = [self.expr(x, scope) for x in elts]
                 if all(isinstance(x, Static) for x in items):
@@ -1008,6 +1039,8 @@ class Lowerer(LoopLowering, RegionLowering, ContainerLowering, FunctionLowering,
             if attr in ("shape", "ndim") and isinstance(base.type, TensorType) and -1 not in base.type.get_shape():
                 shape = torch.Size(base.type.get_shape())
                 return Static(shape if attr == "shape" else len(shape))
+            if attr == "dtype" and isinstance(base.type, TensorType):
+                return Static(dtype_of(base.type.element_type))
             if attr in ("shape", "dtype", "device", "ndim", "T", "mT", "data", "is_cuda"):
                 return self.call_function("builtins.getattr", [base, Static(attr)], {}, node)
             return MethodRef(base, attr)
@@ -1136,7 +1169,9 @@ class Lowerer(LoopLowering, RegionLowering, ContainerLowering, FunctionLowering,
         tail = ast.copy_location(ast.BoolOp(op=e.op, values=rest), e) if len(rest) > 1 else rest[0]
 
         def evaluate_rest(sub: _Scope) -> None:
-            sub.env["$cond"] = self.to_bool(self.truth(tail, sub), tail)
+            # `p or len(xs) == n`: a rest known at compile time keeps the join static where both agree.
+            v = self.truth(tail, sub)
+            sub.env["$cond"] = Static(bool(v.value)) if isinstance(v, Static) else self.to_bool(v, tail)
 
         def short(sub: _Scope) -> None:
             sub.env["$cond"] = Static(not is_and)
@@ -1155,8 +1190,10 @@ class Lowerer(LoopLowering, RegionLowering, ContainerLowering, FunctionLowering,
         """After branches inside an expression (`a if c else b`, `and`/`or`): names they
         changed (a tensor updated in place on one path) hold the joined values."""
         for k, v in outer.env.items():
-            if not k.startswith("$") and k in scope.env and not same_value(scope.env[k], v):
+            if (not k.startswith("$") or is_state_key(k)) and k in scope.env and not same_value(scope.env[k], v):
                 scope.env[k] = v
+        for k in [k for k in scope.env if is_state_key(k) and k not in outer.env]:
+            del scope.env[k]
 
     def truth(self, e: ast.expr, scope: _Scope) -> Value:
         """`e` where only its truth matters (an `if`/`while` test, `not`, `assert`):
@@ -1324,6 +1361,13 @@ class Lowerer(LoopLowering, RegionLowering, ContainerLowering, FunctionLowering,
         return self.call_value(fn, args, kwargs, e, scope)
 
     def call_value(self, fn: Value, args: list[Value], kwargs: dict[str, Value], e: ast.AST, scope: _Scope) -> Value:
+        self._call_scopes.append(scope)  # where an inlined callee's module state comes from and goes back to
+        try:
+            return self._call_value(fn, args, kwargs, e, scope)
+        finally:
+            self._call_scopes.pop()
+
+    def _call_value(self, fn: Value, args: list[Value], kwargs: dict[str, Value], e: ast.AST, scope: _Scope) -> Value:
         if isinstance(fn, ModuleRef):
             return self._call_module(fn, args, kwargs, e)  # type: ignore[arg-type]
         if isinstance(fn, IndexedModule):

@@ -35,6 +35,7 @@ from xdsl.ir import Attribute, SSAValue
 from dycl.diagnostics import FrontendError
 from dycl.dialects import dycl as d
 from dycl.frontend.inplace import bound_values, maybe_tensor, possible_roots, rebind
+from dycl.frontend.state import forget_state
 from dycl.frontend.values import MUTATING_METHODS, DictVal, GlobalRef, MethodRef, ModuleRef, ObjectRef, SeqVal, Static, StaticObject, Value
 from dycl.pyregion import globals_key
 
@@ -286,6 +287,7 @@ class RegionLowering:
         types = [result_type or d.ANY] * (1 if tail else len(outs))
         op = d.PyRegionOp(operands, types, code, globals_key(self.fn.globals), where, construct, error.message, tail)
         self.emit(op, node)
+        forget_state(scope.env)  # the region may write module attributes: reads go to the host
         results = list(op.results)
         for r, name in zip(results, outs):
             r.name_hint = name if name.isidentifier() and not name.startswith("__") else None

@@ -99,15 +99,22 @@ class Program:
         loaders = {{{loaders}}}
         for name, info in manifest["subgraphs"].items():
             setattr(self, name, loaders[info["backend"]](os.path.join(path, info["file"]), target))
-        if _REGIONS:
-            from dycl.pyregion import load_model, make_region, to_torch
+        if _REGIONS or _STATE:
+            from dycl.pyregion import StateHolder, load_model, make_region, to_torch
 
             global _t
             _t = to_torch
-            # Fallback regions run the model's own Python on the model itself.
-            self.root = model if model is not None else load_model(path, manifest)
+            # Fallback regions run the model's own Python on the model itself;
+            # module state written by forward is stored on it (without regions and
+            # without a model, on plain objects: the artifact holds no model).
+            if model is not None:
+                self.root = model
+            else:
+                self.root = load_model(path, manifest) if _REGIONS else StateHolder()
             for name, (code, globals_name, where) in _REGIONS.items():
                 setattr(self, name, make_region(code, globals_name, where))
+            for name, module_path in _STATE.items():
+                setattr(self, name, self.root.get_submodule(module_path))
 
     def __call__(self, *inputs):
         return forward(self, *inputs)
@@ -146,6 +153,7 @@ class PythonHostEmitter:
         self.imports: set[str] = set()
         self.loops: list[list[str]] = []
         self.regions: dict[str, tuple[str, str, str]] = {}
+        self.state: dict[str, str] = {}  # host name -> path of a module whose attributes forward writes
 
     def emit(self, text: str, depth: int) -> None:
         self.lines.append("    " * depth + text)
@@ -247,6 +255,12 @@ class PythonHostEmitter:
                 self.assign([n(r) for r in op.res], op.cond_region.block.args, depth)
             case d.PyRegionOp():
                 self.region(op, depth)
+            case d.SetAttrOp():
+                owner = next((k for k, p in self.state.items() if p == op.module.data), None)
+                if owner is None:
+                    owner = f"state_{len(self.state)}"
+                    self.state[owner] = op.module.data
+                self.emit(f"rt.{owner}.{op.attr_name.data} = _t({self.name(op.value)})", depth)
             case d.RaiseOp():
                 pos, kw = op.positional_and_keyword()
                 args = ", ".join([self.name(v) for v in pos] + [f"{k}={self.name(v)}" for k, v in kw.items()])
@@ -311,6 +325,7 @@ def emit_host_python(module: ModuleOp, loaders: dict[str, str], model_name: str)
         + loader_src
         + HELPERS
         + f"\n\n# Fallback regions: the model's own Python, run as eager runs it.\n_REGIONS = {{\n{regions}}}\n"
+        + f"# Modules whose attributes forward writes (module state), by path.\n_STATE = {em.state!r}\n"
         + "_t = None\n"
         + "\n\n"
         + "\n".join(em.lines)

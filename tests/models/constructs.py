@@ -837,6 +837,30 @@ class InPlaceMethods(nn.Module):
 CASES["in_place_methods"] = (InPlaceMethods, sign_inputs())
 
 
+class GrowingListWhile(nn.Module):
+    """A `while` whose body grows a Python list (greedy decoders): unrolled per path,
+    as far as the list's length ends it; a `continue` skips an append."""
+
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(4, 4)
+
+    def forward(self, x):
+        outs, h, steps = [], x, 0
+        while len(outs) < 5:
+            h = torch.tanh(self.fc(h) + h)
+            steps += 1
+            if steps == 2:
+                continue
+            outs.append(h * steps)
+            if h.sum() > 0.6 or steps > 6:
+                break
+        return torch.cat(outs, 0), len(outs)
+
+
+CASES["growing_list_while"] = (GrowingListWhile, sign_inputs() + [(torch.full((1, 4), v),) for v in (0.3, -0.4, 1.0)])
+
+
 def check_matches_eager(name: str, **compile_options) -> None:
     """Compile case `name` and compare it with eager on all its inputs (type and values)."""
     import dycl

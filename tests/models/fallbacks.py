@@ -389,6 +389,99 @@ class WordsBeforeBreak(nn.Module):
         return words
 
 
+class StatefulDecoder(nn.Module):
+    """Tacotron-style inference: an initializer puts the recurrent state on the
+    module, each decode step reads and reassigns it, a counter on the module
+    counts the steps; `while True` ends at a stop gate or, with a printed
+    warning, when the list of frames reaches its maximum length."""
+
+    def __init__(self, n=8):
+        super().__init__()
+        self.n = n
+        self.cell = nn.LSTMCell(n, n)
+        self.proj = nn.Linear(n, n)
+        self.gate = nn.Linear(n, 1)
+        self.max_decoder_steps = 5
+        self.steps_taken = 0
+
+    def initialize_decoder_states(self, memory):
+        B = memory.size(0)
+        self.attention_hidden = memory.new_zeros(B, self.n)
+        self.attention_cell = memory.new_zeros(B, self.n)
+        self.context = memory.mean(1)
+
+    def decode(self, frame):
+        self.attention_hidden, self.attention_cell = self.cell(
+            frame + self.context, (self.attention_hidden, self.attention_cell))
+        out = self.proj(self.attention_hidden)
+        # the stop logit grows with the steps taken so far (state read back from the module)
+        return out, self.gate(self.attention_hidden) * 0.1 + self.context.sum() * 0.5 * (self.steps_taken + 1) - 1
+
+    def forward(self, memory):
+        self.initialize_decoder_states(memory)
+        frame = memory[:, 0]
+        outputs = []
+        self.steps_taken = 0
+        while True:
+            frame, stop = self.decode(frame)
+            outputs += [frame]
+            self.steps_taken += 1
+            if torch.sigmoid(stop.data) > 0.5:
+                break
+            elif len(outputs) == self.max_decoder_steps:
+                print("Warning! Reached max decoder steps")
+                break
+        return torch.stack(outputs, 1)
+
+
+class LayerCounter(nn.Module):
+    """An early-exit encoder counts the layers it ran on itself and records the
+    input dtype (routers do); the exit is inside a submodule's loop."""
+
+    class Encoder(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.layers = nn.ModuleList(nn.Linear(4, 4) for _ in range(3))
+            self.inference_layers_num = 0
+
+        def forward(self, h):
+            for layer in self.layers:
+                h = torch.tanh(layer(h))
+                self.inference_layers_num += 1
+                if h.abs().max() > 0.9:
+                    return h, True
+            return h, False
+
+    def __init__(self):
+        super().__init__()
+        self.encoder = self.Encoder()
+        self.input_dtype = None
+
+    def forward(self, x):
+        self.input_dtype = x.dtype
+        self.encoder.inference_layers_num = 0
+        h, exited = self.encoder(x * 3)
+        if exited:
+            return h * 2, self.encoder.inference_layers_num
+        return h, self.encoder.inference_layers_num
+
+
+class StateOnSomePaths(nn.Module):
+    """An attribute written on one path only, then read: its value comes from the
+    module (this call's write, or an earlier call's)."""
+
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(4, 4)
+        self.last_positive = torch.zeros(1, 4)
+
+    def forward(self, x):
+        h = self.fc(x)
+        if h.sum() > 0:
+            self.last_positive = h
+        return h + self.last_positive
+
+
 # name -> (factory, inputs, expected number of fallback regions or None when it may vary, min sub-DNNs)
 CASES = {
     "print_and_count": (PrintAndCount, _inputs(), None, 1),
@@ -412,4 +505,7 @@ CASES = {
     "caller_tensor_updated_in_helper_branch": (CallerTensorUpdatedInHelperBranch, _inputs(), 1, 1),
     "buffer_updated_in_forward": (BufferUpdatedInForward, _inputs(), 1, 0),
     "words_before_break": (WordsBeforeBreak, _inputs(seeds=12), None, 1),
+    "stateful_decoder": (StatefulDecoder, _inputs((1, 5, 8), scale=3.0, seeds=12), 1, 1),  # the print
+    "layer_counter": (LayerCounter, _inputs(seeds=10), 0, 1),
+    "state_on_some_paths": (StateOnSomePaths, _inputs(), None, 1),
 }
