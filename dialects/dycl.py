@@ -172,7 +172,7 @@ _IMPURE_FUNCTIONS = {"torch.manual_seed", "torch.seed", "builtins.print", "built
 
 
 # Functions of these modules compute values; calls of anything else are kept even when unused.
-_PURE_CALL_MODULES = ("torch.", "_operator.", "math.", "builtins.", "collections.")
+_PURE_CALL_MODULES = ("torch.", "_operator.", "math.", "builtins.", "collections.", "dycl.tensor_ops.")
 
 
 @functools.lru_cache(maxsize=None)

@@ -6,8 +6,10 @@ Shared by extract-hcfg, outline-subgraphs and the host code generators.
 from __future__ import annotations
 
 import functools
+from typing import Any
 
 from xdsl.dialects import arith
+from xdsl.dialects.builtin import StringAttr
 from xdsl.ir import Operation, SSAValue
 
 from dycl.dialects import dycl as d
@@ -42,6 +44,22 @@ def is_static_value(v: SSAValue) -> bool:
     return isinstance(op, Operation) and classify(op) == FREE
 
 
+def _is_shape_object(op: Operation) -> bool:
+    """`x.shape` / `x.size()` left after constant propagation (a dimension is dynamic)."""
+    if not isinstance(op, (d.CallFunctionOp, d.CallMethodOp)) or op.result.type != d.PYOBJ:
+        return False
+    if isinstance(op, d.CallMethodOp):
+        return op.method.data == "size" and len(op.operands) == 1
+    return op.target.data == "builtins.getattr" and len(op.operands) == 2 and _constant_str(op.operands[1]) == "shape"
+
+
+def _constant_str(v: Any) -> str | None:
+    owner = v.owner
+    if isinstance(owner, d.ConstantOp) and isinstance(owner.value, StringAttr):
+        return owner.value.data
+    return None
+
+
 def classify(op: Operation) -> str:
     if isinstance(op, arith.ConstantOp):
         return FREE
@@ -54,6 +72,8 @@ def classify(op: Operation) -> str:
                                              or (op.result.type == d.PYOBJ and op.target.data.startswith(
                                                  "_operator."))):  # tuple + tuple: host plumbing
         return HOST  # named tuples, dicts, output objects of results: host plumbing, like a tuple
+    if _is_shape_object(op):
+        return HOST  # `x.shape` of a dynamic dimension: a torch.Size the host reads off the tensor
     if isinstance(op, _CALLS):
         if isinstance(op, d.CallModuleOp) or any(_tensorish(v) for v in (*op.operands, op.result)):
             return TENSOR

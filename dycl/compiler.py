@@ -23,10 +23,10 @@ from xdsl.passes import ModulePass
 
 from dycl.artifact import seal
 from dycl.diagnostics import DyclError, FrontendError
-from dycl.backends.base import POLICIES, BuildOptions, SubgraphSpec, Target, get_backend
+from dycl.backends.base import POLICIES, BuildOptions, Target, get_backend
 from dycl.dialects import dycl as d
 from dycl.frontend.lowering import lower_module
-from dycl.fx import example_inputs, to_graph_module
+from dycl.fx import subgraph_spec
 from dycl.hcfg import Hcfg
 from dycl.ir_dump import IrDumper, check_stages
 from dycl.host.python import emit_host_python
@@ -123,7 +123,7 @@ def build_artifact(module: ModuleOp, model: nn.Module, inputs: Sequence[torch.Te
             continue
         chosen = f.attributes.get(d.BACKEND_ATTR)
         be = get_backend(chosen.data if isinstance(chosen, StringAttr) else backend, options)
-        builds.append(BuildJob(be, SubgraphSpec(f.sym_name.data, to_graph_module(f, model), example_inputs(f)), f))
+        builds.append(BuildJob(be, subgraph_spec(f, model), f))
     built = build_subgraphs(builds, model, target, out_dir, jobs, report)
     subgraphs: dict[str, Any] = {}
     loaders: dict[str, str] = {}

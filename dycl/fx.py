@@ -15,6 +15,7 @@ from xdsl.dialects import arith, func
 from xdsl.dialects.builtin import DenseIntOrFPElementsAttr, TensorType, f64, i1, i64
 from xdsl.ir import SSAValue
 
+from dycl.backends.base import SubgraphSpec
 from dycl.diagnostics import PassError
 from dycl.dialects import dycl as d
 from dycl.frontend.values import resolve_qualname
@@ -37,8 +38,24 @@ _SCALAR_EXAMPLES = {
 }
 
 
+# The example size of a dynamic dimension: not 0 or 1, which torch.export specializes.
+DYNAMIC_EXAMPLE_SIZE = 3
+
+
+def dynamic_dims(fn: func.FuncOp) -> tuple[tuple[int, int], ...]:
+    """(input, dimension) of each dynamic (`?`) dimension of the function's inputs."""
+    return tuple((i, k) for i, t in enumerate(fn.function_type.inputs.data) if isinstance(t, TensorType)
+                 for k, n in enumerate(t.get_shape()) if n < 0)
+
+
+def subgraph_spec(fn: func.FuncOp, model: nn.Module) -> SubgraphSpec:
+    """What a backend needs to build the sub-DNN `fn`."""
+    return SubgraphSpec(fn.sym_name.data, to_graph_module(fn, model), example_inputs(fn), dynamic=dynamic_dims(fn))
+
+
 def example_inputs(fn: func.FuncOp, seed: int = 0) -> list[torch.Tensor]:
-    """Random inputs of the function's static input types (for export and tuning)."""
+    """Random inputs of the function's input types (for export and tuning); a
+    dynamic dimension gets DYNAMIC_EXAMPLE_SIZE."""
     gen = torch.Generator().manual_seed(seed)
     out = []
     for t in fn.function_type.inputs.data:
@@ -48,7 +65,7 @@ def example_inputs(fn: func.FuncOp, seed: int = 0) -> list[torch.Tensor]:
         if not isinstance(t, TensorType):
             raise PassError(f"sub-DNN @{fn.sym_name.data} takes a non-tensor input of type {t}", fn)
         dtype = dtype_of(t.element_type)
-        shape = t.get_shape()
+        shape = [n if n >= 0 else DYNAMIC_EXAMPLE_SIZE for n in t.get_shape()]
         if dtype.is_floating_point:
             out.append(torch.randn(shape, generator=gen).to(dtype))
         elif dtype == torch.bool:
@@ -97,6 +114,9 @@ def to_graph_module(fn: func.FuncOp, model: nn.Module) -> fx.GraphModule:
                     args = _promote_bools(graph, op, args)
                 if target is operator.getitem and (node := _index_by_host_int(graph, *args, host_ints)) is not None:
                     env[op.result] = node
+                elif target is len and len(args) == 1 and isinstance(args[0], fx.Node):
+                    # a size, not a Python int: export keeps a dynamic dimension symbolic
+                    env[op.result] = graph.call_method("size", (args[0], 0))
                 elif all(not isinstance(a, fx.Node) for a in _flat(args, kwargs)) and op.target.data in (
                     "builtins.slice", "builtins.getattr"
                 ):

@@ -109,7 +109,7 @@ def _real(v: Any, placeholder: Callable[[Any], Any], unknown: type) -> Any:
 def _abstract(v: Any, mode: Any, unknown: type) -> Any:
     """Results as shape inference holds them: fake tensors, unknown scalars."""
     if isinstance(v, torch.Tensor):
-        return v if v.__class__.__name__ == "FakeTensor" else mode.from_tensor(v)
+        return v if v.__class__.__name__ == "FakeTensor" else mode.from_tensor(v, static_shapes=True)
     if isinstance(v, (bool, int, float)):
         return unknown(type_of_value(v))
     if isinstance(v, tuple) and not isinstance(v, torch.Size) and not hasattr(v, "_fields"):

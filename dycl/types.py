@@ -6,6 +6,7 @@ from typing import Any
 
 import torch
 from xdsl.dialects.builtin import (
+    DYNAMIC_INDEX,
     BFloat16Type,
     Float16Type,
     Float32Type,
@@ -51,7 +52,9 @@ def dtype_of(element_type: Attribute) -> torch.dtype:
 
 
 def tensor_type_of(t: torch.Tensor) -> TensorType:
-    return TensorType(element_type_of(t.dtype), list(t.shape))
+    """Its type; a size known only at run time (a symbolic size of a fake tensor,
+    e.g. how many rows a boolean mask selects) is a dynamic dimension (`?`)."""
+    return TensorType(element_type_of(t.dtype), [n if isinstance(n, int) else DYNAMIC_INDEX for n in t.shape])
 
 
 def type_of_value(v: Any) -> Attribute:

@@ -17,7 +17,7 @@ from xdsl.dialects.builtin import DictionaryAttr, FloatAttr, ModuleOp, StringAtt
 from xdsl.passes import ModulePass
 
 from dycl.backends.auto import POLICY_VERSION, Choice, cached_choice, candidates_for, decide, interleaved_timings, store_choice
-from dycl.backends.base import SubgraphSpec, Target, backend_names, get_backend
+from dycl.backends.base import Target, backend_names, get_backend
 from dycl.build_cache import BuildCache, cache_dir, structural_key
 from dycl.diagnostics import BackendError, PassError
 from dycl.dialects import dycl as d
@@ -168,9 +168,9 @@ class AssignBackendsPass(ModulePass):
                     {k: FloatAttr(v * 1e-6, f64) for k, v in choice.timings_us.items()})
 
     def _auto_choice(self, f: func.FuncOp, model: Any, target: Target, cache: BuildCache, tmp: Path) -> Choice:
-        from dycl.fx import example_inputs, to_graph_module
+        from dycl.fx import subgraph_spec
 
-        spec = SubgraphSpec(f.sym_name.data, to_graph_module(f, model), example_inputs(f))
+        spec = subgraph_spec(f, model)
         names, skipped = candidates_for(spec.graph_module, target.kind)
         if len(names) == 1:
             return Choice(names[0], f"{names[0]}: {skipped}", {})
@@ -205,10 +205,10 @@ class AssignBackendsPass(ModulePass):
 
     def _measure(self, f: func.FuncOp, model: Any, names: list[str], target: Target, cache: BuildCache,
                  tmp: Path) -> dict[str, float]:
-        from dycl.fx import example_inputs, to_graph_module
+        from dycl.fx import subgraph_spec
 
         timings: dict[str, float] = {}
-        spec = SubgraphSpec(f.sym_name.data, to_graph_module(f, model), example_inputs(f))
+        spec = subgraph_spec(f, model)
         for name in names:
             key = structural_key(f, model, name, target)
             stored = _timing_file(key)

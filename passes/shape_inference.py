@@ -10,6 +10,7 @@ from typing import Any
 
 import torch
 from torch._subclasses.fake_tensor import FakeTensorMode
+from torch.fx.experimental.symbolic_shapes import ShapeEnv
 from xdsl.context import Context
 from xdsl.dialects import arith, func
 from xdsl.dialects.builtin import (
@@ -72,7 +73,9 @@ class _Inferrer:
     def __init__(self, module: ModuleOp, model: torch.nn.Module):
         self.module = module
         self.model = model
-        self.mode = FakeTensorMode(allow_non_fake_inputs=True)
+        # A shape environment lets ops whose output size depends on data (nonzero,
+        # boolean-mask indexing) produce symbolic sizes: dynamic dimensions.
+        self.mode = FakeTensorMode(allow_non_fake_inputs=True, shape_env=ShapeEnv())
         self.env: dict[SSAValue, Any] = {}
         self.breaks: list[list[Any]] = []
 
@@ -80,13 +83,24 @@ class _Inferrer:
 
     def fake(self, t: Attribute, op: Operation | None = None) -> Any:
         if isinstance(t, TensorType):
-            with self.mode:
-                return torch.empty(t.get_shape(), dtype=dtype_of(t.element_type))
+            return self.empty(t)
         if t in _PLACEHOLDERS:
             return Unknown(t)
         raise PassError(f"cannot infer shapes from an input of type {t}", op)
 
+    def empty(self, t: TensorType) -> Any:
+        """A fake tensor of type `t`; each dynamic dimension a fresh size symbol."""
+        shape: list[Any] = []
+        for n in t.get_shape():
+            if n < 0:
+                n = self.mode.shape_env.create_unbacked_symint()
+                torch._check_is_size(n)
+            shape.append(n)
+        with self.mode:
+            return torch.empty(shape, dtype=dtype_of(t.element_type))
+
     def set(self, v: SSAValue, value: Any) -> SSAValue:
+        value = _symbolic_scalar(value)
         t = value.type if isinstance(value, Unknown) else type_of_value(value)
         if v.type != t:
             if not d.type_accepts(v.type, t) and v.type != d.PYOBJ:
@@ -159,7 +173,7 @@ class _Inferrer:
                     except AttributeError:
                         raise PassError(f"the model has no parameter or buffer '{op.path.data}'", op) from None
                 with self.mode:
-                    self.set(op.result, self.mode.from_tensor(t))
+                    self.set(op.result, self.mode.from_tensor(t, static_shapes=True))
             case d.CallModuleOp() | d.CallFunctionOp() | d.CallMethodOp():
                 self.set(op.result, self.call(op))
             case d.MakeTupleOp():
@@ -176,7 +190,7 @@ class _Inferrer:
                 self.set(op.result, src[idx])
             case d.ToBoolOp():
                 src = self.get(op.input)
-                if isinstance(src, torch.Tensor) and src.numel() != 1:
+                if isinstance(src, torch.Tensor) and isinstance(src.numel(), int) and src.numel() != 1:
                     raise PassError(f"bool() of a tensor with {src.numel()} elements is ambiguous", op)
                 self.set(op.result, Unknown(i1))
             case d.ItemOp():
@@ -271,8 +285,7 @@ class _Inferrer:
         v = op.value
         if isinstance(v, DenseIntOrFPElementsAttr):
             assert isinstance(v.type, TensorType)
-            with self.mode:
-                return torch.empty(v.type.get_shape(), dtype=dtype_of(v.type.element_type))
+            return self.empty(v.type)
         return python_constant(v)
 
     def call(self, op: d.CallModuleOp | d.CallFunctionOp | d.CallMethodOp) -> Any:
@@ -296,6 +309,8 @@ class _Inferrer:
             fn = getattr(recv, op.method.data, None)
             if fn is None:
                 raise PassError(f"{type(recv).__name__} has no method '{op.method.data}'", op)
+        if fn is len and args and isinstance(args[0], torch.Tensor):
+            fn = _first_size  # len() must return an int; a dynamic size is a symbol
         if not any(_has_unknown(a) for a in (*args, *kwargs.values())):
             with self.mode:
                 return _run_torch(op, fn, args, kwargs)
@@ -419,6 +434,24 @@ def split_paths(op: d.IfOp) -> None:
         moved.detach()
         block.add_op(moved)
     else_block.add_op(d.YieldOp())
+
+
+def _first_size(t: torch.Tensor) -> Any:
+    if t.dim() == 0:
+        raise TypeError("len() of a 0-d tensor")
+    return t.shape[0]
+
+
+def _symbolic_scalar(v: Any) -> Any:
+    """A size symbol read on the host (`len(t)`, `t.shape[0]` of a dynamic dimension)
+    and what is computed from it: a scalar only the run time knows."""
+    if isinstance(v, torch.SymBool):
+        return Unknown(i1)
+    if isinstance(v, torch.SymInt):
+        return Unknown(i64)
+    if isinstance(v, torch.SymFloat):
+        return Unknown(f64)
+    return v
 
 
 def _has_unknown(v: Any) -> bool:

@@ -26,7 +26,7 @@ CASES = {
     "exec": ("exec('y = 1')\nreturn x", "exec()"),
     "random": ("import random\nreturn x", "import statement"),
     "mutate_param": ("self.fc.weight = None\nreturn x", "assignment to a module attribute"),
-    "setitem": ("x[0] = 1.0\nreturn x", "item assignment"),
+    "setitem": ("x[0] = 1.0\nreturn x", "in-place update of the input 'x'"),
     "raise": ("raise ValueError('no') from None", "re-raise or raise ... from"),
     "inplace": ("x.add_(1.0)\nreturn x", "in-place update of the input 'x'"),
     "inplace_view": ("y = x[0]\nx += 1.0\nreturn y", "in-place update of 'x', which shares its storage with 'y'"),

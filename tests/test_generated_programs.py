@@ -148,6 +148,8 @@ def check_program(program: Program, directory: Path, backend: str = "torch") -> 
             # ONNX Runtime pick differently, so a printed zero's sign is not compared.
             assert _unsigned_zeros(printed_c.getvalue()) == _unsigned_zeros(printed.getvalue()), "printed output differs"
             assert compiled_model.count == model.count, "module state differs"
+            assert torch.equal(compiled_model.memo, model.memo) or max_abs_error(model.memo, compiled_model.memo) <= \
+                TOLERANCE, "module state (a tensor) differs"
             assert structure(got) == structure(expected), (
                 f"result structure differs on input {x.tolist()}: eager {structure(expected)}, "
                 f"compiled {structure(got)}"

@@ -52,6 +52,9 @@ class SubgraphSpec:
     graph_module: fx.GraphModule
     example_inputs: list[torch.Tensor]
     meta: dict[str, Any] = field(default_factory=dict)
+    # (input, dimension) pairs whose size is known only at run time (`?` in the
+    # sub-DNN's type, e.g. the rows a boolean mask selected): built for any size.
+    dynamic: tuple[tuple[int, int], ...] = ()
 
 
 class Backend(ABC):

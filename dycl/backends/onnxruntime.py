@@ -84,6 +84,9 @@ def export_onnx(spec: SubgraphSpec, path: Path) -> None:
                 str(path),
                 dynamo=False,
                 input_names=[f"in{i}" for i in range(n_in)],
+                dynamic_axes=_dynamic_axes(spec) or None,
+                # the exporter's dynamic-axes check needs output names (it misreads an fx graph)
+                output_names=[f"out{i}" for i in range(_n_outputs(spec))] if spec.dynamic else None,
             )
         except Exception as e:
             path.unlink(missing_ok=True)
@@ -91,6 +94,19 @@ def export_onnx(spec: SubgraphSpec, path: Path) -> None:
             reason = f"its trace may not hold for other inputs: {_first_line(tracer)}" if tracer else _first_line(e)
             raise BackendError(f"sub-DNN {spec.name} could not be exported to ONNX: {reason}") from None
     onnx.save(keep_nan(onnx.load(str(path))), str(path))
+
+
+def _n_outputs(spec: SubgraphSpec) -> int:
+    with torch.no_grad():
+        out = spec.graph_module(*spec.example_inputs)
+    return len(out) if isinstance(out, (tuple, list)) else 1
+
+
+def _dynamic_axes(spec: SubgraphSpec) -> dict[str, dict[int, str]]:
+    axes: dict[str, dict[int, str]] = {}
+    for i, k in spec.dynamic:
+        axes.setdefault(f"in{i}", {})[k] = f"in{i}_dim{k}"
+    return axes
 
 
 def _check_outputs(spec: SubgraphSpec, path: Path, expected: tuple[Any, ...]) -> None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import functools
+from typing import Any
 import hashlib
 import json
 import warnings
@@ -22,13 +23,24 @@ def tvm_target(target: Target):
     return tvm.target.Target({"kind": "cuda", "arch": target.arch}, host={"kind": "llvm"})
 
 
+def dynamic_shapes(spec: SubgraphSpec) -> tuple[dict[int, Any] | None, ...] | None:
+    """torch.export's spec of the sub-DNN's dynamic dimensions (None: all static)."""
+    if not spec.dynamic:
+        return None
+    dims: list[dict[int, Any] | None] = [None] * len(spec.example_inputs)
+    for i, k in spec.dynamic:
+        dims[i] = {**(dims[i] or {}), k: torch.export.Dim.DYNAMIC}
+    return tuple(dims)
+
+
 def export(spec: SubgraphSpec) -> torch.export.ExportedProgram:
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", FutureWarning)
         # nn.LSTM/GRU re-gather their weights on every call (a torch internal, not the model's state).
         warnings.filterwarnings("ignore", message=r"The tensor attributes self\..*_flat_weights.* were assigned during export")
         try:
-            return torch.export.export(spec.graph_module, tuple(spec.example_inputs))
+            return torch.export.export(spec.graph_module, tuple(spec.example_inputs),
+                                       dynamic_shapes=dynamic_shapes(spec))
         except Exception as e:
             raise BackendError(f"sub-DNN {spec.name} could not be exported: {str(e).splitlines()[0]}") from None
 

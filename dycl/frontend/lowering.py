@@ -653,12 +653,29 @@ class Lowerer(LoopLowering, RegionLowering, ContainerLowering, FunctionLowering,
                 return
             case ast.Attribute():
                 raise self.unsupported(target, "assignment to a module attribute (in-place mutation of the model)")
-            case ast.Subscript() if self.assign_item(target, v, scope):
+            case ast.Subscript() if self.assign_item(target, v, scope) or self._assign_tensor_item(target, v, scope):
                 return
             case ast.Subscript():
                 raise self.unsupported(target, "item assignment (in-place tensor mutation)")
             case _:
                 raise self.unsupported(target, f"assignment target {type(target).__name__}")
+
+    def _assign_tensor_item(self, target: ast.Subscript, v: Value, scope: _Scope) -> bool:
+        """`t[i] = v` (a mask, slices, indices) on a tensor named `t`: `t` and every name
+        holding it now hold the updated copy, as for `t += ...`; a view, an input or a
+        module's tensor is refused (its base, the caller or the module would change too)."""
+        if not isinstance(target.value, ast.Name):
+            return False
+        name = target.value.id
+        base = scope.env.get(name)
+        if not isinstance(base, SSAValue) or not maybe_tensor(base):
+            return False
+        index = self._index(target.slice, scope)
+        new = self.call_function("dycl.tensor_ops.setitem", [base, index, v], {}, target)
+        assert isinstance(new, SSAValue)
+        self._update_in_place(name, base, new, scope, target)
+        scope.env[name] = new
+        return True
 
     def _unpack(self, v: Value, n: int, node: ast.AST) -> list[Value]:
         if isinstance(v, DictVal):
@@ -1036,7 +1053,7 @@ class Lowerer(LoopLowering, RegionLowering, ContainerLowering, FunctionLowering,
                 fields = self.tuple_fields.get(base) or resolve_qualname(self.named_tuples[base]).__match_args__
                 if attr in fields:
                     return self.emit(d.GetItemOp(base, fields.index(attr)), node).results[0]
-            if attr in ("shape", "ndim") and isinstance(base.type, TensorType) and -1 not in base.type.get_shape():
+            if attr in ("shape", "ndim") and isinstance(base.type, TensorType) and all(n >= 0 for n in base.type.get_shape()):
                 shape = torch.Size(base.type.get_shape())
                 return Static(shape if attr == "shape" else len(shape))
             if attr == "dtype" and isinstance(base.type, TensorType):
@@ -1628,7 +1645,7 @@ def _many_elements(v: SSAValue) -> bool:
     if not isinstance(t, TensorType):
         return False
     shape = t.get_shape()
-    return -1 not in shape and math.prod(shape) != 1
+    return all(n >= 0 for n in shape) and math.prod(shape) != 1
 
 
 def _simple(x: Any, depth: int = 0) -> bool:

@@ -60,7 +60,9 @@ def _region_output(value, shape, dtype, where):
     """A fallback region's tensor result must have the shape the sub-DNNs after it were built for."""
     if type(value).__name__ == "_Unbound":
         return value  # a name the region left unbound: reading it fails, as in eager
-    if tuple(getattr(value, "shape", ())) != shape or str(getattr(value, "dtype", "")) != dtype:
+    got_shape = tuple(getattr(value, "shape", ()))
+    if len(got_shape) != len(shape) or any(w is not None and g != w for g, w in zip(got_shape, shape)) or \
+            str(getattr(value, "dtype", "")) != dtype:  # (None: a dynamic dimension, any size)
         got = f"{tuple(value.shape)} {value.dtype}" if hasattr(value, "shape") else type(value).__name__
         raise RuntimeError(f"dycl: the fallback region at {where} returned {got}; the code after it was "
                            f"compiled for {shape} {dtype} (its result shape depends on the data)")
@@ -292,7 +294,7 @@ class PythonHostEmitter:
             self.emit(call, depth)
         for r in op.res:
             if isinstance(r.type, TensorType):
-                shape = tuple(r.type.get_shape())
+                shape = tuple(n if n >= 0 else None for n in r.type.get_shape())
                 dtype = str(dtype_of(r.type.element_type))
                 self.emit(f"_region_output({self.name(r)}, {shape!r}, {dtype!r}, {op.loc.data!r})", depth)
             elif isinstance(r.type, TupleType):

@@ -482,6 +482,85 @@ class StateOnSomePaths(nn.Module):
         return h + self.last_positive
 
 
+class SparseMoeBlock(nn.Module):
+    """A sparse mixture-of-experts block as a popular model library writes it: top-k
+    routing, a per-expert loop over `torch.where(expert_mask[e])`, a gather of the
+    selected tokens and `index_add_` back; each expert sees a data-dependent number
+    of tokens (a dynamic dimension)."""
+
+    class Expert(nn.Module):
+        def __init__(self, d, f):
+            super().__init__()
+            self.w1 = nn.Linear(d, f, bias=False)
+            self.w2 = nn.Linear(f, d, bias=False)
+            self.w3 = nn.Linear(d, f, bias=False)
+
+        def forward(self, hidden_states):
+            return self.w2(F.silu(self.w1(hidden_states)) * self.w3(hidden_states))
+
+    def __init__(self, hidden_dim=8, ffn_dim=16, num_experts=4, top_k=2):
+        super().__init__()
+        self.hidden_dim, self.num_experts, self.top_k = hidden_dim, num_experts, top_k
+        self.gate = nn.Linear(hidden_dim, num_experts, bias=False)
+        self.experts = nn.ModuleList([self.Expert(hidden_dim, ffn_dim) for _ in range(num_experts)])
+
+    def forward(self, hidden_states):
+        batch_size, sequence_length, hidden_dim = hidden_states.shape
+        hidden_states = hidden_states.view(-1, hidden_dim)
+        router_logits = self.gate(hidden_states)
+        routing_weights = F.softmax(router_logits, dim=1, dtype=torch.float)
+        routing_weights, selected_experts = torch.topk(routing_weights, self.top_k, dim=-1)
+        routing_weights /= routing_weights.sum(dim=-1, keepdim=True)
+        routing_weights = routing_weights.to(hidden_states.dtype)
+        final_hidden_states = torch.zeros(
+            (batch_size * sequence_length, hidden_dim), dtype=hidden_states.dtype, device=hidden_states.device)
+        expert_mask = torch.nn.functional.one_hot(selected_experts, num_classes=self.num_experts).permute(2, 1, 0)
+        for expert_idx in range(self.num_experts):
+            expert_layer = self.experts[expert_idx]
+            idx, top_x = torch.where(expert_mask[expert_idx])
+            current_state = hidden_states[None, top_x].reshape(-1, hidden_dim)
+            current_hidden_states = expert_layer(current_state) * routing_weights[top_x, idx, None]
+            final_hidden_states.index_add_(0, top_x, current_hidden_states.to(hidden_states.dtype))
+        final_hidden_states = final_hidden_states.reshape(batch_size, sequence_length, hidden_dim)
+        return final_hidden_states, router_logits
+
+
+class MaskedExperts(nn.Module):
+    """Per-expert boolean-mask dispatch with item assignment, skipping idle experts."""
+
+    def __init__(self, d=8, n=3):
+        super().__init__()
+        self.router = nn.Linear(d, n)
+        self.experts = nn.ModuleList(nn.Linear(d, d) for _ in range(n))
+
+    def forward(self, h):
+        choice = self.router(h).argmax(-1)
+        out = torch.zeros_like(h)
+        for i, expert in enumerate(self.experts):
+            mask = choice == i
+            if mask.any():
+                out[mask] = expert(h[mask])
+        return out
+
+
+class SelectedRows(nn.Module):
+    """Rows picked by a mask, their count read on the host to branch, and the
+    picked rows handed to the sub-DNN after the branch (a dynamic input)."""
+
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(8, 8)
+        self.fc2 = nn.Linear(8, 8)
+
+    def forward(self, h):
+        sel = self.fc2(h[h.sum(-1) > 0])
+        if sel.shape[0] > 2:
+            return self.fc(sel).sum(0)
+        if sel.size(0) == 0:
+            return h.sum(0)
+        return sel.sum(0) * 2 + len(sel)
+
+
 # name -> (factory, inputs, expected number of fallback regions or None when it may vary, min sub-DNNs)
 CASES = {
     "print_and_count": (PrintAndCount, _inputs(), None, 1),
@@ -508,4 +587,7 @@ CASES = {
     "stateful_decoder": (StatefulDecoder, _inputs((1, 5, 8), scale=3.0, seeds=12), 1, 1),  # the print
     "layer_counter": (LayerCounter, _inputs(seeds=10), 0, 1),
     "state_on_some_paths": (StateOnSomePaths, _inputs(), None, 1),
+    "sparse_moe_block": (SparseMoeBlock, _inputs((1, 6, 8), seeds=10), 0, 1),
+    "masked_experts": (MaskedExperts, _inputs((5, 8), seeds=12), 0, 2),
+    "selected_rows": (SelectedRows, _inputs((6, 8), seeds=12) + [(-torch.ones(6, 8),)], 0, 3),
 }

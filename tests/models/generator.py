@@ -191,11 +191,16 @@ class _Builder:
             kinds.append("layer_var")
         if range_vars or ctx.helper:
             kinds.append("index")
+        if self.pyish:
+            kinds.append("memo")
         kind = self.pick(kinds)
         sub = lambda: self.expr(ctx, depth - 1)  # noqa: E731
         match kind:
             case "leaf":
                 return self.var(ctx)
+            case "memo":  # module state: this call's write, or an earlier call's
+                self.features.add("state_tensor_read")
+                return "self.memo"
             case "fc":
                 return f"self.fc{self.draw(st.integers(0, self.n_fc - 1))}({sub()})"
             case "act":
@@ -348,9 +353,9 @@ class _Builder:
         if any(n in SVARS for n in ctx.defined):
             kinds.append("saugassign")
         if self.pyish:
-            kinds += ["print", "lambda", "view_update"] + (["count"] if not ctx.helper else [])
+            kinds += ["print", "lambda", "view_update", "memo_write"] + (["count"] if not ctx.helper else [])
             if any(n in self.inplace for n in ctx.defined):
-                kinds += ["inplace_method"] * 3
+                kinds += ["inplace_method"] * 3 + ["mask_update"] * 2
             if ctx.depth < MAX_DEPTH and self.budget > 0 and not ctx.helper:
                 kinds.append("try")
         kinds += ["closure", "dict_config", "comprehension"]
@@ -399,6 +404,9 @@ class _Builder:
             case "count":
                 self.features.add("state_write")
                 return [f"{ind}self.count += 1"], ctx.defined, None
+            case "memo_write":  # a tensor kept on the module (decoder state)
+                self.features.add("state_tensor_write")
+                return [f"{ind}self.memo = {self.expr(ctx, self.draw(st.integers(0, 2)))}"], ctx.defined, None
             case "lambda":
                 self.features.add("lambda")
                 target = self.pick(VARS)
@@ -408,6 +416,13 @@ class _Builder:
                 self.features.add("inplace_method")
                 target = self.pick([n for n in ctx.defined if n in self.inplace])
                 return [f"{ind}{target}.{self.pick(('mul_', 'add_', 'sub_'))}({self.pick(MUL_CONSTS)})"], ctx.defined, None
+            case "mask_update":  # item assignment through a boolean mask or a slice
+                self.features.add("mask_update")
+                target = self.pick([n for n in ctx.defined if n in self.inplace])
+                lhs = self.pick((f"{target}[{target} > {self.pick(CONSTS)}]", f"{target}[:, 1:3]",
+                                 f"{target}[{self.var(ctx)}.abs() < {self.pick(('0.5', '1.0'))}]"))
+                rhs = self.pick(("0.0", "-1.5", f"{target}[:, 0:2] * 2" if lhs.endswith("1:3]") else "2.5"))
+                return [f"{ind}{lhs} = {rhs}"], ctx.defined, None
             case "try":
                 return self.try_stmt(ctx, ind)
             case "view_update":  # a write through a view reaches its base, as in eager
@@ -637,7 +652,8 @@ def programs(draw: Callable[[Any], Any], max_stmts: int = 12, avoid: frozenset[i
         b.features.add("helper")
         body.insert(0, f"{' ' * 8}x = self._f(x, {draw(st.integers(0, 2))})")
 
-    init = [f"        self.fc{k} = nn.Linear(4, 4)" for k in range(n_fc)] + ["        self.count = 0"]
+    init = [f"        self.fc{k} = nn.Linear(4, 4)" for k in range(n_fc)] + ["        self.count = 0",
+                                                                          "        self.memo = torch.zeros(1, 4)"]
     init.append(f"        self.layers = nn.ModuleList([nn.Linear(4, 4) for _ in range({n_layers})])")
     lines = [
         "import torch",
