@@ -18,14 +18,14 @@ import torch
 from torch import nn
 from xdsl.context import Context
 from xdsl.dialects import func
-from xdsl.dialects.builtin import ModuleOp, StringAttr
+from xdsl.dialects.builtin import ArrayAttr, ModuleOp, StringAttr
 from xdsl.passes import ModulePass
 
 from dycl.artifact import seal
 from dycl.diagnostics import DyclError, FrontendError
 from dycl.backends.base import POLICIES, BuildOptions, Target, get_backend
 from dycl.dialects import dycl as d
-from dycl.frontend.lowering import lower_module
+from dycl.frontend.lowering import FOLDED_ATTR, lower_module
 from dycl.fx import subgraph_spec
 from dycl.hcfg import Hcfg
 from dycl.ir_dump import IrDumper, check_stages
@@ -155,6 +155,8 @@ def build_artifact(module: ModuleOp, model: nn.Module, inputs: Sequence[torch.Te
         "subgraphs": subgraphs,
         "hcfg": hcfg.counts(),
         "fallbacks": fallback_records(module),
+        # The model's attributes read at compile time and built into the program.
+        "folded_attributes": [a.data for a in module.attributes.get(FOLDED_ATTR, ArrayAttr([])).data],
     }
     if regions:
         manifest["fallback_model"] = save_fallback_model(model, regions, out_dir)

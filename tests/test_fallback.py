@@ -309,3 +309,14 @@ def test_warnings_and_logging_happen_as_in_eager(caplog):
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         cm(-torch.ones(1, 4))  # the other path warns nothing
+
+
+def test_the_manifest_lists_the_config_attributes_folded_in(tmp_path):
+    from models.fallbacks import ConfigObjects
+
+    dycl.compile(ConfigObjects().eval(), [torch.randn(1, 4)], backend="torch", out_dir=tmp_path / "art")
+    folded = json.loads((tmp_path / "art" / "manifest.json").read_text())["folded_attributes"]
+    names = {f.split(" @ ")[0] for f in folded}
+    # read through an inherited helper, with getattr, and through nested objects
+    assert {"config.is_decoder", "config.scale", "config.act", "opts.threshold", "table"} <= names, folded
+    assert all(f.split(" @ ")[1].startswith("fallbacks.py:") for f in folded), folded

@@ -15,6 +15,7 @@ import collections
 import inspect
 import math
 import operator
+import re
 import textwrap
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
@@ -25,6 +26,7 @@ import torch
 from torch import nn
 from xdsl.dialects import arith, func
 from xdsl.dialects.builtin import (
+    ArrayAttr,
     FloatAttr,
     IntegerAttr,
     ModuleOp,
@@ -219,6 +221,7 @@ class Lowerer(LoopLowering, RegionLowering, ContainerLowering, FunctionLowering,
         self.dirty_attrs = dirty_attrs or set()
         self.written_attrs: set[tuple[int, str]] = set()
         self.folded_attrs: dict[tuple[int, str], str] = {}
+        self.folded_names: dict[str, str] = {}  # readable name -> where it was first read
         self.unknown_writes = False
         self.regions: list[RegionRecord] = []
         self._fn_body: list[ast.stmt] | None = None
@@ -294,6 +297,9 @@ class Lowerer(LoopLowering, RegionLowering, ContainerLowering, FunctionLowering,
         _drop_detached_uses(module)
         if self.model_key is not None:
             module.attributes["dycl.model"] = StringAttr(self.model_key)
+        if self.folded_names:
+            module.attributes[FOLDED_ATTR] = ArrayAttr(
+                [StringAttr(f"{name} @ {where}") for name, where in sorted(self.folded_names.items())])
         return module
 
     def _parse(self, function: Any, owner: str, inline: bool) -> tuple[ast.Module, _Function]:
@@ -1003,6 +1009,12 @@ class Lowerer(LoopLowering, RegionLowering, ContainerLowering, FunctionLowering,
             raise self.error(node, f"cannot resolve the global '{name}' to an importable name")
         return GlobalRef(q, obj)
 
+    def _note_folded(self, name: str, node: ast.AST) -> None:
+        """A model attribute read at compile time (recorded in the manifest)."""
+        if name not in self.folded_names:
+            loc = self._loc(node)
+            self.folded_names[name] = f"{loc.file.rsplit('/', 1)[-1]}:{loc.line}:{loc.col}"
+
     def _attribute(self, base: Value, attr: str, node: ast.AST) -> Value:
         if isinstance(base, ModuleRef):
             m = base.module
@@ -1027,6 +1039,7 @@ class Lowerer(LoopLowering, RegionLowering, ContainerLowering, FunctionLowering,
             if isinstance(val, torch.Tensor):
                 raise self.error(node, f"tensor attribute '{attr}' is neither a parameter nor a buffer; register it as a buffer")
             self.folded_attrs.setdefault((id(m), attr), str(self._loc(node)))
+            self._note_folded(f"{base.path}.{attr}" if base.path else attr, node)
             root = "__dycl_root" if not base.path else f"__dycl_root.get_submodule({base.path!r})"
             return self._object_value(val, f"{root}.{attr}", attr, node)
         if isinstance(base, StaticObject):
@@ -1037,6 +1050,7 @@ class Lowerer(LoopLowering, RegionLowering, ContainerLowering, FunctionLowering,
             except AttributeError:
                 raise self.error(node, f"{type(base.obj).__name__} object has no attribute '{attr}'") from None
             self.folded_attrs.setdefault((id(base.obj), attr), str(self._loc(node)))
+            self._note_folded(f"{_readable(base.expr)}.{attr}", node)
             return self._object_value(val, f"{base.expr}.{attr}", attr, node)
         if isinstance(base, GlobalRef):
             obj = getattr(base.obj, attr, None)
@@ -1697,6 +1711,17 @@ def _has_hooks(m: nn.Module) -> bool:
     own = (m._forward_hooks, m._forward_pre_hooks, getattr(m, "_forward_hooks_with_kwargs", None))
     shared = (torch_module._global_forward_hooks, torch_module._global_forward_pre_hooks)
     return any(bool(h) for h in (*own, *shared))
+
+
+# Module attribute listing the model's attributes (and its config objects') that
+# the compile read and folded in, as "name @ file:line:col".
+FOLDED_ATTR = "dycl.folded_attributes"
+
+
+def _readable(expr: str) -> str:
+    """`__dycl_root.get_submodule('enc').config` -> `enc.config`."""
+    expr = re.sub(r"__dycl_root\.get_submodule\('([^']*)'\)", r"\1", expr)
+    return expr.removeprefix("__dycl_root.").removeprefix("__dycl_root")
 
 
 def _drop_detached_uses(module: ModuleOp) -> None:

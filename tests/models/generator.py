@@ -96,6 +96,8 @@ class _Builder:
     # Python the frontend leaves to fallback regions: print, state on `self`,
     # try/except with raise, in-place tensor methods, lambdas.
     pyish: bool = False
+    # The helper may `raise ExitNow(value, k)`, caught by a try around forward's body.
+    exits: bool = False
 
     @property
     def typed_scalars(self) -> bool:
@@ -359,6 +361,8 @@ class _Builder:
             if ctx.depth < MAX_DEPTH and self.budget > 0 and not ctx.helper:
                 kinds.append("try")
         kinds += ["closure", "dict_config", "comprehension"]
+        if self.exits and ctx.helper:
+            kinds += ["raise_exit"] * 5
         if ctx.depth < (MAX_HELPER_DEPTH if ctx.helper else MAX_DEPTH) and self.budget > 0:
             kinds.append("if")
             kinds.append("no_grad")
@@ -416,6 +420,10 @@ class _Builder:
                 self.features.add("inplace_method")
                 target = self.pick([n for n in ctx.defined if n in self.inplace])
                 return [f"{ind}{target}.{self.pick(('mul_', 'add_', 'sub_'))}({self.pick(MUL_CONSTS)})"], ctx.defined, None
+            case "raise_exit":  # an early exit carrying a tensor, caught two calls up in forward
+                self.features.add("raise_exit")
+                value, k = self.expr(ctx, 1), self.pick(("1", "2", "3"))
+                return [f"{ind}if {self.pred(ctx, 1)}:", f"{ind}    raise ExitNow({value}, {k})"], ctx.defined, None
             case "mask_update":  # item assignment through a boolean mask or a slice
                 self.features.add("mask_update")
                 target = self.pick([n for n in ctx.defined if n in self.inplace])
@@ -614,6 +622,17 @@ def _add(names: tuple[str, ...], name: str) -> tuple[str, ...]:
     return names if name in names else names + (name,)
 
 
+EXIT_CLASS = [
+    "class ExitNow(Exception):",
+    "    def __init__(self, value, k):",
+    "        super().__init__()",
+    "        self.value = value",
+    "        self.k = k",
+    "",
+    "",
+]
+
+
 @st.composite
 def programs(draw: Callable[[Any], Any], max_stmts: int = 12, avoid: frozenset[int] = KNOWN_BUGS,
              whiles: bool | None = None, pyish: bool = False) -> Program:
@@ -630,7 +649,8 @@ def programs(draw: Callable[[Any], Any], max_stmts: int = 12, avoid: frozenset[i
     inplace = frozenset(draw(st.sets(st.sampled_from(VARS), min_size=1 if pyish else 0)))
     b = _Builder(draw, n_fc, n_layers, has_helper, ret_style, inplace, avoid,
                  budget=draw(st.integers(2, max_stmts)),
-                 whiles=draw(st.booleans()) if whiles is None else whiles, pyish=pyish)
+                 whiles=draw(st.booleans()) if whiles is None else whiles, pyish=pyish,
+                 exits=pyish and has_helper and draw(st.booleans()))
     if ret_style != "single":
         b.features.add("return_" + ret_style)
 
@@ -652,6 +672,10 @@ def programs(draw: Callable[[Any], Any], max_stmts: int = 12, avoid: frozenset[i
         b.features.add("helper")
         body.insert(0, f"{' ' * 8}x = self._f(x, {draw(st.integers(0, 2))})")
 
+    if "raise_exit" in b.features:
+        # The helper's raise leaves forward's body (from the helper's call) for the handler.
+        body = ["        try:", *("    " + line for line in body), "        except ExitNow as e:",
+                "            return e.value * e.k"]
     init = [f"        self.fc{k} = nn.Linear(4, 4)" for k in range(n_fc)] + ["        self.count = 0",
                                                                           "        self.memo = torch.zeros(1, 4)"]
     init.append(f"        self.layers = nn.ModuleList([nn.Linear(4, 4) for _ in range({n_layers})])")
@@ -660,6 +684,7 @@ def programs(draw: Callable[[Any], Any], max_stmts: int = 12, avoid: frozenset[i
         "from torch import nn",
         "",
         "",
+        *(EXIT_CLASS if "raise_exit" in b.features else []),
         "class Gen(nn.Module):",
         "    def __init__(self):",
         "        super().__init__()",
