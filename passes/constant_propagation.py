@@ -37,12 +37,14 @@ from dycl.diagnostics import PassError
 from dycl.dialects import dycl as d
 from dycl.frontend.values import resolve_qualname
 from dycl.passes.shape_inference import arith_constant_value, python_constant
+from dycl.types import dtype_of
 
 # Pure Python functions that may run at compile time on constant arguments.
 _FOLDABLE_MODULES = ("_operator.", "math.")
 _FOLDABLE_BUILTINS = {"builtins.len", "builtins.min", "builtins.max", "builtins.abs", "builtins.int",
                       "builtins.float", "builtins.bool", "builtins.round", "builtins.slice"}
 _SHAPE_METHODS = {"size", "dim", "numel"}
+_TYPE_INFO = {"torch.finfo": torch.finfo, "torch.iinfo": torch.iinfo}
 _NO_VALUE = object()
 
 
@@ -59,6 +61,10 @@ def constant_of(v: SSAValue) -> Any:
     if isinstance(op, d.CallFunctionOp) and op.target.data == "torch.Size" and len(op.operands) == 1:
         dims = constant_of(op.operands[0])
         return _NO_VALUE if dims is _NO_VALUE else torch.Size(dims)
+    if isinstance(op, d.CallFunctionOp) and op.target.data in _TYPE_INFO and len(op.operands) == 1:
+        # torch.finfo(torch.float32): an object with no IR form, read by getattr (`.min`)
+        dtype = constant_of(op.operands[0])
+        return _TYPE_INFO[op.target.data](dtype) if isinstance(dtype, torch.dtype) else _NO_VALUE
     if isinstance(op, d.MakeTupleOp):
         items = [constant_of(e) for e in op.elements]
         if any(i is _NO_VALUE for i in items):
@@ -82,6 +88,8 @@ def materialize(value: Any, loc: Attribute) -> list[Operation] | None:
         ops = [d.ConstantOp(NoneAttr())]
     elif isinstance(value, str):
         ops = [d.ConstantOp(StringAttr(value))]
+    elif isinstance(value, torch.dtype):
+        ops = [d.ConstantOp(d.GlobalAttr(str(value)))]  # `torch.float32`
     elif isinstance(value, torch.Size):
         dims = d.ConstantOp(ArrayAttr([IntegerAttr(x, i64) for x in value]))
         ops = [dims, d.CallFunctionOp("torch.Size", [dims.result], result_type=d.PYOBJ)]  # eager's type
@@ -106,6 +114,12 @@ class FoldPureCall(RewritePattern):
     @op_type_rewrite_pattern
     def match_and_rewrite(self, op: d.CallFunctionOp, rewriter: PatternRewriter) -> None:
         target = op.target.data
+        if target == "builtins.getattr" and len(op.operands) == 2 and isinstance(
+                info := constant_of(op.operands[0]), (torch.finfo, torch.iinfo)):
+            name = constant_of(op.operands[1])
+            if isinstance(name, str) and isinstance(value := getattr(info, name, None), (int, float)):
+                _replace_with_value(op, value, rewriter)  # torch.finfo(dtype).min
+            return
         if not (target.startswith(_FOLDABLE_MODULES) or target in _FOLDABLE_BUILTINS):
             return
         pos, kw = op.positional_and_keyword()
@@ -186,6 +200,8 @@ def _shape_query_value(op: Operation) -> Any:
             return _full_shape(t)
         if isinstance(t, TensorType) and attr == "ndim":
             return len(t.get_shape())
+        if isinstance(t, TensorType) and attr == "dtype":
+            return dtype_of(t.element_type)
         return _NO_VALUE
     if isinstance(op, d.GetItemOp):
         i = op.index.value.data

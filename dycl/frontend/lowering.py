@@ -423,11 +423,15 @@ class Lowerer(LoopLowering, RegionLowering, ContainerLowering, FunctionLowering,
             raise self.error(node, f"submodule '{v.path or 'self'}' cannot be used as a value, only called")
         if isinstance(v, GlobalRef):
             return self.emit(d.ConstantOp(d.GlobalAttr(v.qualname)), node).results[0]
+        if isinstance(v, MethodRef) and isinstance(v.receiver, SSAValue) and v.receiver.type == d.PYOBJ:
+            # `torch.finfo(dtype).min`: an attribute of a Python object, read where it is used
+            return self.call_function("builtins.getattr", [v.receiver, Static(v.name)], {}, node)
         raise self.error(node, f"'{v.name}' must be called" if isinstance(v, MethodRef) else "unsupported value")
 
     def call_function(self, target: str, args: Sequence[Value], kwargs: dict[str, Value], node: ast.AST) -> SSAValue:
         ops = [self.materialize(a, node) for a in args] + [self.materialize(v, node) for v in kwargs.values()]
-        result = self.emit(d.CallFunctionOp(target, ops, list(kwargs)), node).results[0]
+        kind = {"result_type": d.PYOBJ} if target in _PYTHON_OBJECT_RESULTS else {}
+        result = self.emit(d.CallFunctionOp(target, ops, list(kwargs), **kind), node).results[0]
         op = target.rpartition(".")[2]
         if target.startswith("torch.linalg."):
             op = f"linalg_{op}"
@@ -1712,6 +1716,9 @@ def _has_hooks(m: nn.Module) -> bool:
     shared = (torch_module._global_forward_hooks, torch_module._global_forward_pre_hooks)
     return any(bool(h) for h in (*own, *shared))
 
+
+# torch functions whose result is a Python object (its attributes are values: `.min`).
+_PYTHON_OBJECT_RESULTS = {"torch.finfo", "torch.iinfo"}
 
 # Module attribute listing the model's attributes (and its config objects') that
 # the compile read and folded in, as "name @ file:line:col".

@@ -861,6 +861,30 @@ class GrowingListWhile(nn.Module):
 CASES["growing_list_while"] = (GrowingListWhile, sign_inputs() + [(torch.full((1, 4), v),) for v in (0.3, -0.4, 1.0)])
 
 
+class AttentionMaskHelpers(nn.Module):
+    """A model library's extended attention mask: the mask cast to the hidden
+    states' dtype and scaled by `torch.finfo(dtype).min`; `iinfo` and `.bits` too."""
+
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(4, 4)
+
+    def get_extended_attention_mask(self, attention_mask, dtype):
+        extended = attention_mask[:, None, :].to(dtype=dtype)
+        return (1.0 - extended) * torch.finfo(dtype).min
+
+    def forward(self, x):
+        h = self.fc(x)
+        mask = (x > 0).long()
+        scores = h + self.get_extended_attention_mask(mask, h.dtype).squeeze(1)
+        if torch.finfo(h.dtype).bits == 32 and scores.max() > torch.finfo(h.dtype).min / 2:
+            return scores.softmax(-1), torch.iinfo(torch.int32).max
+        return scores, 0
+
+
+CASES["attention_mask_helpers"] = (AttentionMaskHelpers, sign_inputs())
+
+
 def check_matches_eager(name: str, **compile_options) -> None:
     """Compile case `name` and compare it with eager on all its inputs (type and values)."""
     import dycl
