@@ -49,6 +49,11 @@ CASES = {
     # A growing list with no compile-time end on some path: unrolling gives up.
     "growing_list_while": ("ys = []\nwhile x.sum() > 0:\n    ys.append(x)\n    x = x - 1\nreturn ys[-1]",
                            "growing Python list) and does not end within 128 unrolled iterations"),
+    "del": ("y = x * 2\ndel y\nreturn x", "del statement"),
+    "nested_class": ("class C:\n    k = 2\nreturn x * C.k", "nested class definition"),
+    "decorated_function": ("@torch.no_grad()\ndef g(u):\n    return u * 2\nreturn g(x)", "decorated nested function"),
+    "set_comprehension": ("s = {k for k in range(3)}\nreturn x * len(s)", "set comprehension"),
+    "global": ("global COUNTER\nCOUNTER = float(x.sum())\nreturn x * 2", "global statement"),
     "runtime_fstring": ("n = int(x.sum())\nreturn getattr(self, f'fc{n}')(x)", "f-string over a run-time value"),
 }
 
