@@ -1292,6 +1292,10 @@ class PyRegionOp(IRDLOperation):
 
 SUBGRAPH_ATTR = "dycl.subgraph"
 BACKEND_ATTR = "dycl.backend"
+# On a call whose result size depends on its inputs' values (set by shape-inference).
+DATA_DEPENDENT_ATTR = "dycl.data_dependent_shape"
+# On a tensor call the host runs itself, with torch (set by cut-data-dependent-shapes).
+ON_HOST_ATTR = "dycl.on_host"
 
 
 class _CallSubgraphSymbolUser(SymbolUserOpInterface):

@@ -73,7 +73,9 @@ def classify(op: Operation) -> str:
                                                  "_operator."))):  # tuple + tuple: host plumbing
         return HOST  # named tuples, dicts, output objects of results: host plumbing, like a tuple
     if _is_shape_object(op):
-        return HOST  # `x.shape` of a dynamic dimension: a torch.Size the host reads off the tensor
+        return HOST
+    if d.ON_HOST_ATTR in op.attributes:
+        return HOST  # cut out of its sub-DNN: the host runs it with torch  # `x.shape` of a dynamic dimension: a torch.Size the host reads off the tensor
     if isinstance(op, _CALLS):
         if isinstance(op, d.CallModuleOp) or any(_tensorish(v) for v in (*op.operands, op.result)):
             return TENSOR

@@ -95,7 +95,8 @@ def run_pipeline(module: ModuleOp, passes: Sequence[ModulePass], report: Compile
 
 def lower_and_optimize(model: nn.Module, inputs: Sequence[torch.Tensor], pipeline: str = "dycl-default",
                        report: CompileReport | None = None, model_key: str | None = None,
-                       fallback: str = "none", dumper: IrDumper | None = None, reason: str = "") -> ModuleOp:
+                       fallback: str = "none", dumper: IrDumper | None = None, reason: str = "",
+                       cut_data_dependent: bool = False) -> ModuleOp:
     from dycl.passes.pipelines import pipeline_passes
 
     start = time.perf_counter()
@@ -109,7 +110,7 @@ def lower_and_optimize(model: nn.Module, inputs: Sequence[torch.Tensor], pipelin
         report.frontend_seconds = time.perf_counter() - start
     if dumper:
         dumper.frontend(module)
-    run_pipeline(module, pipeline_passes(pipeline), report, dumper)
+    run_pipeline(module, pipeline_passes(pipeline, cut_data_dependent), report, dumper)
     return module
 
 
@@ -223,7 +224,9 @@ def compile(
     if isinstance(dump_ir, str):
         dump_ir = [dump_ir]  # one name, not its letters
     wanted = [*dump_ir, *([dump_ir_after] if dump_ir_after else [])]
-    _check_dump_ir(wanted, pipeline, backend in POLICIES)
+    # A backend that cannot build data-dependent output sizes gets sub-DNNs cut at them.
+    cut = backend not in POLICIES and not get_backend(backend).data_dependent_shapes
+    _check_dump_ir(wanted, pipeline, backend in POLICIES, cut)
     eager_error, outputs = _eager_error(model, inputs)
     final: Path | None = None
     if out_dir is None:
@@ -250,7 +253,8 @@ def compile(
         dumper = IrDumper(wanted, report.ir_dumps, on_ir)
         try:
             module = lower_and_optimize(model, inputs, pipeline, report, model_key, tier, dumper,
-                                        reason=attempts[0].split(": ", 1)[1] if attempts else "")
+                                        reason=attempts[0].split(": ", 1)[1] if attempts else "",
+                                        cut_data_dependent=cut)
             chosen = backend
             if backend in POLICIES:
                 choose_backends(module, tgt, report, backend, dumper)
@@ -295,10 +299,10 @@ def _replace_dir(new: Path, final: Path) -> None:
         new.rename(final)
 
 
-def _check_dump_ir(names: list[str], pipeline: str, policy: bool) -> None:
-    from dycl.passes.pipelines import PIPELINES
+def _check_dump_ir(names: list[str], pipeline: str, policy: bool, cut: bool = False) -> None:
+    from dycl.passes.pipelines import pipeline_stages
 
-    passes = [*PIPELINES[pipeline], *(["assign-backends"] if policy else [])]
+    passes = [*pipeline_stages(pipeline, cut), *(["assign-backends"] if policy else [])]
     check_stages(names, pipeline, passes, "to dump the IR after")
 
 

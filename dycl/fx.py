@@ -70,8 +70,8 @@ def example_inputs(fn: func.FuncOp, seed: int = 0) -> list[torch.Tensor]:
             out.append(torch.randn(shape, generator=gen).to(dtype))
         elif dtype == torch.bool:
             out.append(torch.randint(0, 2, shape, generator=gen).bool())
-        else:
-            out.append(torch.randint(0, 4, shape, generator=gen).to(dtype))
+        else:  # 0 and 1: integer inputs are often indices, valid into any dimension of 2 or more
+            out.append(torch.randint(0, 2, shape, generator=gen).to(dtype))
     return out
 
 

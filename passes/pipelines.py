@@ -36,12 +36,23 @@ PIPELINES: dict[str, tuple[str, ...]] = {
 }
 
 
-def pipeline_passes(name: str) -> list[ModulePass]:
-    from dycl.registry import PASSES
-
+def pipeline_stages(name: str, cut_data_dependent: bool = False) -> list[str]:
+    """The pass names of pipeline `name`; with `cut_data_dependent`, for a backend
+    that cannot build data-dependent output sizes, `cut-data-dependent-shapes` runs
+    before the HCFG is formed."""
     if name not in PIPELINES:
         raise unknown("pipeline", name, sorted(PIPELINES))
-    return [PASSES[p]()() for p in PIPELINES[name]]
+    stages = list(PIPELINES[name])
+    if cut_data_dependent:
+        at = next(i for i, p in enumerate(stages) if p in ("sink-state-stores", "extract-hcfg"))
+        stages.insert(at, "cut-data-dependent-shapes")
+    return stages
+
+
+def pipeline_passes(name: str, cut_data_dependent: bool = False) -> list[ModulePass]:
+    from dycl.registry import PASSES
+
+    return [PASSES[p]()() for p in pipeline_stages(name, cut_data_dependent)]
 
 
 @dataclass(frozen=True)

@@ -23,6 +23,7 @@ from xdsl.dialects.builtin import (
     NoneType,
     StringAttr,
     TensorType,
+    UnitAttr,
     f64,
     i1,
     i64,
@@ -175,7 +176,12 @@ class _Inferrer:
                 with self.mode:
                     self.set(op.result, self.mode.from_tensor(t, static_shapes=True))
             case d.CallModuleOp() | d.CallFunctionOp() | d.CallMethodOp():
+                sizes = len(self.mode.shape_env.var_to_range)
                 self.set(op.result, self.call(op))
+                if len(self.mode.shape_env.var_to_range) > sizes:
+                    # Its output size depends on the values of its inputs (nonzero, x[mask]):
+                    # cut-data-dependent-shapes can run it on the host for backends that need it.
+                    op.attributes[d.DATA_DEPENDENT_ATTR] = UnitAttr()
             case d.MakeTupleOp():
                 vals = [self.get(v) for v in op.elements]
                 self.set(op.result, list(vals) if op.is_list else tuple(vals))
@@ -506,7 +512,8 @@ class ShapeInferencePass(ModulePass):
     the model whose submodules and parameters the IR refers to.
 
     Guarantees: no `!dycl.any` remains; every tensor value has a static shape and
-    dtype; function result types are updated. Ops are run on fake tensors, so no
+    dtype, or a dynamic dimension (`?`) where a size depends on the data (the op
+    that first computes such a size is marked `dycl.data_dependent_shape`); function result types are updated. Ops are run on fake tensors, so no
     real compute happens. An op that fails on its inferred inputs is reported with
     its source location. Loop-carried values must keep their type (unroll first).
     """

@@ -78,6 +78,14 @@ def test_assign_backends_is_a_stage_when_a_policy_chooses():
         _check_dump_ir(["assign-backends"], "dycl-default", policy=False)
 
 
+def test_cut_data_dependent_shapes_is_a_stage_for_a_backend_that_needs_it():
+    from dycl.compiler import _check_dump_ir
+
+    _check_dump_ir(["cut-data-dependent-shapes"], "dycl-default", policy=False, cut=True)
+    with pytest.raises(UsageError, match="has no such stage"):
+        _check_dump_ir(["cut-data-dependent-shapes"], "dycl-default", policy=True)
+
+
 def test_import_stops_after_any_pass_with_the_ir_compile_sees(all_stages):
     cm, _ = all_stages
     r = run("dycl", "import", SPEC, "--input", "1x16xf32", "--stop-after", "shape-inference")

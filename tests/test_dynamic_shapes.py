@@ -37,3 +37,53 @@ def test_dynamic_inputs_are_declared_in_the_manifest(tmp_path):
     dynamic = [s for s in manifest["subgraphs"].values()
                if any("?" in t for t in s["inputs"]) and all(t.startswith("tensor") for t in s["outputs"])]
     assert dynamic and all(s["backend"] == "onnxruntime" for s in dynamic), manifest["subgraphs"]
+
+
+def test_tvm_gets_sub_dnns_cut_at_data_dependent_sizes(tmp_path):
+    """TVM cannot build `x[mask]`: the host runs it with torch and TVM builds the
+    sub-DNNs before and after it, the later ones for any number of rows; the saved
+    artifact reloads without the model and still equals eager."""
+    factory, inputs, _, _ = CASES["selected_rows"]
+    torch.manual_seed(0)
+    model = factory().eval()
+    dycl.compile(copy.deepcopy(model), inputs[0], backend="tvm", fallback="error", out_dir=tmp_path / "art")
+    manifest = json.loads((tmp_path / "art" / "manifest.json").read_text())
+    subs = manifest["subgraphs"].values()
+    assert any(s["backend"] == "tvm" and "?" in s["inputs"][0] for s in subs), manifest["subgraphs"]
+    assert all(s["backend"] == "tvm" for s in subs if s["inputs"] == ["tensor<6x8xf32>"]), manifest["subgraphs"]
+    assert "_operator.getitem(_t(h), _t(" in (tmp_path / "art" / "host.py").read_text()
+    cm = dycl.load(tmp_path / "art")
+    with torch.no_grad():
+        for args in inputs:
+            assert max_abs_error(model(*args), cm(*args)) <= 1e-5, args
+
+
+def test_backends_that_build_data_dependent_sizes_get_whole_sub_dnns(tmp_path):
+    factory, inputs, _, _ = CASES["sparse_moe_block"]
+    torch.manual_seed(0)
+    dycl.compile(factory().eval(), inputs[0], backend="inductor", fallback="error", out_dir=tmp_path / "art")
+    manifest = json.loads((tmp_path / "art" / "manifest.json").read_text())
+    assert [s["backend"] for s in manifest["subgraphs"].values()] == ["inductor"], manifest["subgraphs"]
+
+
+class RepeatedAndNegativeIndices(torch.nn.Module):
+    """index_add_ with repeated indices and advanced indexing with negative ones, both
+    data-dependent: ONNX export gives graphs that are wrong on such inputs (its own
+    warning says so), so ONNX Runtime must not build them."""
+
+    def forward(self, x, sel):
+        out = torch.zeros(4, 8)
+        idx = torch.where(sel > 0)[0] % 2
+        out.index_add_(0, idx, x[idx])
+        i = (sel > 0).long() - 1
+        j = (sel > 0.5).long() * 3 - 2
+        return out, x[i, j] * 2
+
+
+def test_onnx_graphs_wrong_on_some_inputs_are_refused():
+    model, x = RepeatedAndNegativeIndices(), torch.randn(4, 8)
+    sels = [torch.tensor(v) for v in ([1., 0.7, -1., 0.], [1., 1., -1., 1.], [0., 1., 0., 1.], [1., 1., 1., 1.])]
+    cm = dycl.compile(model, [x, sels[0]], backend="onnxruntime", fallback="error")
+    assert cm.report.fallbacks and "wrong on some inputs" in cm.report.fallbacks[0], cm.report.fallbacks
+    for s in sels:
+        assert max_abs_error(model(x, s), cm(x, s)) == 0.0, s

@@ -66,6 +66,9 @@ class Backend(ABC):
     options: BuildOptions = BuildOptions()
     # Whether the `auto` policy measures it against the built-in candidates (llvm only).
     auto_candidate: bool = False
+    # Whether it builds ops whose output size depends on data (nonzero, x[mask]);
+    # if not, the pipeline cuts sub-DNNs there (cut-data-dependent-shapes).
+    data_dependent_shapes: bool = True
 
     def cache_tag(self) -> str:
         """What, besides the sub-DNN and target, decides this backend's output."""

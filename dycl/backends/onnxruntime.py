@@ -20,6 +20,10 @@ _EXPORT_DEPRECATIONS = (
 )
 # torch.onnx's note on a model without inputs (a sub-DNN that computes constants).
 _NO_INPUTS = r"No input args, skipping _decide_input_format"
+# The exporter's own warnings that its graph gives wrong values on some inputs
+# (advanced indexing with negative indices, index_put/index_add_ with repeated
+# indices): dycl cannot prove such inputs never come, so the build is refused.
+_WRONG_ON_SOME_INPUTS = r".*(incorrect results|model to be incorrect)"
 # The tracer's note on torch.tensor(...): harmless when its arguments are literals.
 _TENSOR_CONSTANT = r"torch\.tensor results are registered as constants in the trace"
 
@@ -77,6 +81,7 @@ def export_onnx(spec: SubgraphSpec, path: Path) -> None:
             warnings.filterwarnings("ignore", message=message, category=DeprecationWarning)
         if n_in == 0:
             warnings.filterwarnings("ignore", message=_NO_INPUTS, category=UserWarning)
+        warnings.filterwarnings("error", message=_WRONG_ON_SOME_INPUTS, category=UserWarning)
         try:
             torch.onnx.export(
                 spec.graph_module,
@@ -92,6 +97,8 @@ def export_onnx(spec: SubgraphSpec, path: Path) -> None:
             path.unlink(missing_ok=True)
             tracer = _tracer_warning(e)
             reason = f"its trace may not hold for other inputs: {_first_line(tracer)}" if tracer else _first_line(e)
+            if isinstance(e, UserWarning):
+                reason = f"the ONNX graph would be wrong on some inputs: {_first_line(e)}"
             raise BackendError(f"sub-DNN {spec.name} could not be exported to ONNX: {reason}") from None
     onnx.save(keep_nan(onnx.load(str(path))), str(path))
 

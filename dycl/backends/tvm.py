@@ -226,6 +226,7 @@ def write_cubins(ex, target: Target, out_dir: Path, name: str) -> None:
 class TvmBackend(Backend):
     name = "tvm"
     runtime_imports = ("tvm",)
+    data_dependent_shapes = False  # Relax's importer has no nonzero and no boolean-mask indexing
 
     def cache_tag(self) -> str:
         return f"tvm+tune{self.options.tune_trials}" if self.options.tune_trials else "tvm"

@@ -101,11 +101,14 @@ class Program:
         loaders = {{{loaders}}}
         for name, info in manifest["subgraphs"].items():
             setattr(self, name, loaders[info["backend"]](os.path.join(path, info["file"]), target))
-        if _REGIONS or _STATE:
-            from dycl.pyregion import StateHolder, load_model, make_region, to_torch
+        if _REGIONS or _STATE or _HOST_TORCH:
+            from dycl.pyregion import to_torch
 
             global _t
             _t = to_torch
+        if _REGIONS or _STATE:
+            from dycl.pyregion import StateHolder, load_model, make_region
+
             # Fallback regions run the model's own Python on the model itself;
             # module state written by forward is stored on it (without regions and
             # without a model, on plain objects: the artifact holds no model).
@@ -156,6 +159,7 @@ class PythonHostEmitter:
         self.loops: list[list[str]] = []
         self.regions: dict[str, tuple[str, str, str]] = {}
         self.state: dict[str, str] = {}  # host name -> path of a module whose attributes forward writes
+        self.host_torch = False  # the host runs tensor calls with torch
 
     def emit(self, text: str, depth: int) -> None:
         self.lines.append("    " * depth + text)
@@ -211,8 +215,8 @@ class PythonHostEmitter:
                 self.emit(f"{n(op.result)} = {module}.{fname}({self.call_args(op)})", depth)
             case d.CallMethodOp():
                 pos, kw = op.positional_and_keyword()
-                rest = [self.name(v) for v in pos[1:]] + [f"{k}={self.name(v)}" for k, v in kw.items()]
-                self.emit(f"{n(op.result)} = {n(pos[0])}.{op.method.data}({', '.join(rest)})", depth)
+                rest = [self.arg(op, v) for v in pos[1:]] + [f"{k}={self.arg(op, v)}" for k, v in kw.items()]
+                self.emit(f"{n(op.result)} = {self.arg(op, pos[0])}.{op.method.data}({', '.join(rest)})", depth)
             case d.MakeTupleOp():
                 items = self.names(op.elements)
                 text = f"[{items}]" if op.is_list else (f"({items},)" if len(op.elements) == 1 else f"({items})")
@@ -302,7 +306,15 @@ class PythonHostEmitter:
 
     def call_args(self, op: d.CallFunctionOp) -> str:
         pos, kw = op.positional_and_keyword()
-        return ", ".join([self.name(v) for v in pos] + [f"{k}={self.name(v)}" for k, v in kw.items()])
+        return ", ".join([self.arg(op, v) for v in pos] + [f"{k}={self.arg(op, v)}" for k, v in kw.items()])
+
+    def arg(self, op: Operation, v: SSAValue) -> str:
+        """An operand of a call; a tensor call the host runs itself (cut out of its
+        sub-DNN) takes torch tensors, whatever the backend that produced them."""
+        if d.ON_HOST_ATTR in op.attributes and d.contains_tensor_type(v.type):
+            self.host_torch = True
+            return f"_t({self.name(v)})"
+        return self.name(v)
 
 
 def _lengths(t: Attribute) -> Any:
@@ -328,6 +340,8 @@ def emit_host_python(module: ModuleOp, loaders: dict[str, str], model_name: str)
         + HELPERS
         + f"\n\n# Fallback regions: the model's own Python, run as eager runs it.\n_REGIONS = {{\n{regions}}}\n"
         + f"# Modules whose attributes forward writes (module state), by path.\n_STATE = {em.state!r}\n"
+        + f"# Whether the host runs tensor calls itself (with torch): data-dependent output sizes.\n"
+        + f"_HOST_TORCH = {em.host_torch!r}\n"
         + "_t = None\n"
         + "\n\n"
         + "\n".join(em.lines)

@@ -3,13 +3,15 @@
 
 // A boolean mask selects a number of rows only the data decides: the result has a
 // dynamic dimension (`?`), what is computed from it keeps it, and its size read on
-// the host (`len`, `.shape[0]`) is a run-time scalar, never folded. Item
+// the host (`len`, `.shape[0]`) is a run-time scalar, never folded. The op that
+// makes the size (and only it) is marked `dycl.data_dependent_shape`. Item
 // assignment through the mask keeps the static shape. After outlining, the
 // sub-DNN after the host's branch takes the `?x8` tensor.
 
 // CHECK-LABEL: func.func @forward
-// CHECK:         %sel = dycl.call_function "_operator.getitem"(%x, %mask) : (tensor<6x8xf32>, tensor<6xi1>) -> tensor<?x8xf32>
+// CHECK:         %sel = dycl.call_function "_operator.getitem"(%x, %mask) {dycl.data_dependent_shape} : (tensor<6x8xf32>, tensor<6xi1>) -> tensor<?x8xf32>
 // CHECK-NEXT:    %t = dycl.call_function "torch.tanh"(%sel) : (tensor<?x8xf32>) -> tensor<?x8xf32>
+// CHECK-NOT:     dycl.data_dependent_shape
 // CHECK-NEXT:    %n = dycl.call_function "builtins.len"(%sel) : (tensor<?x8xf32>) -> i64
 // CHECK-NEXT:    %shape = dycl.call_function "builtins.getattr"(%t, %attr) : (tensor<?x8xf32>, !dycl.pyobj) -> !dycl.pyobj
 // CHECK:         %rows = dycl.get_item %shape[0 : i64] : !dycl.pyobj -> i64
