@@ -9,10 +9,12 @@ frontend and the passes load on the first `dycl.compile`.
 
 from typing import Any
 
-from dycl.diagnostics import BackendError, DyclError, FallbackWarning, FrontendError, InputError, PassError
+from dycl.diagnostics import (BackendError, DyclError, FallbackWarning, FrontendError, InputError, PassError,
+                              UsageError)
 from dycl.runtime import CompiledModel, load
 
-__all__ = ["compile", "load", "CompiledModel", "DyclError", "FrontendError", "PassError", "BackendError", "InputError", "FallbackWarning"]
+__all__ = ["compile", "load", "CompiledModel", "DyclError", "FrontendError", "PassError", "BackendError", "InputError",
+           "UsageError", "FallbackWarning"]
 
 
 def __getattr__(name: str) -> Any:

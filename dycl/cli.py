@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import re
 import sys
 from pathlib import Path
 from typing import Any
@@ -15,22 +14,30 @@ _DTYPES = {"f32": "float32", "f64": "float64", "f16": "float16", "bf16": "bfloat
            "i64": "int64", "i32": "int32", "i8": "int8", "ui8": "uint8", "i1": "bool"}
 
 
-def parse_input_spec(spec: str) -> tuple[list[int], str]:
-    """`1x3x32x32xf32` → ([1, 3, 32, 32], "float32")."""
-    m = re.fullmatch(r"((?:\d+x)*)(f32|f64|f16|bf16|i64|i32|i8|ui8|i1)", spec)
-    if not m:
-        raise DyclError(f"bad --input '{spec}': expected e.g. 1x3x32x32xf32")
-    dims = [int(x) for x in m.group(1).split("x") if x]
-    return dims, _DTYPES[m.group(2)]
+def input_signature(specs: list[str], dims: list[str] | None) -> Any:
+    """The --input options (one per input, or several in one, comma-separated) and
+    --dim ranges as one signature (dycl/signature.py)."""
+    from dycl.signature import Signature
+
+    return Signature.parse(", ".join(specs), dims or [])
 
 
-def make_inputs(specs: list[str], seed: int = 0) -> list[Any]:
+def example_shapes(sig: Any) -> list[tuple[list[int], str]]:
+    """Example shapes for a signature: each symbolic dimension at its lowest size
+    (at least 2, within its range: sizes 0 and 1 are special cases to torch)."""
+    sizes = {}
+    for name in sig.names():
+        lo, hi = sig.range_of(name)
+        sizes[name] = max(lo, 2) if hi is None else min(max(lo, 2), hi)
+    return [([d if isinstance(d, int) else sizes[d] for d in i.dims], i.dtype) for i in sig.inputs]
+
+
+def make_inputs(specs: list[str], seed: int = 0, dims: list[str] | None = None) -> list[Any]:
     import torch
 
     gen = torch.Generator().manual_seed(seed)
     out = []
-    for s in specs:
-        shape, dtype = parse_input_spec(s)
+    for shape, dtype in example_shapes(input_signature(specs, dims)):
         dt = getattr(torch, dtype)
         if dt.is_floating_point:
             out.append(torch.randn(shape, generator=gen).to(dt))
@@ -44,7 +51,7 @@ def _model_and_inputs(args: argparse.Namespace) -> tuple[Any, list[Any]]:
 
     model = model_from_spec(args.model)
     if args.input:
-        inputs = make_inputs(args.input)
+        inputs = make_inputs(args.input, dims=getattr(args, "dim", None))
     else:
         where = args.model.rsplit(":", 1)[0]
         try:
@@ -99,10 +106,15 @@ def cmd_compile(args: argparse.Namespace) -> None:
 
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always", dycl.FallbackWarning)
+        sig = input_signature(args.input, args.dim) if args.input else None
+        shapes = dict(signature=sig.text(), dynamic=True) if sig is not None and sig.dynamic else {}
+        if args.dim and not shapes:
+            raise UsageError("--dim gives a range to a named dimension of --input (e.g. --input 'b x 8 x f32' "
+                             "--dim b=1..64); no --input names one")
         cm = dycl.compile(model, inputs, args.target, args.backend, arch=args.arch, out_dir=args.output,
                           pipeline=args.pipeline, jobs=args.jobs, tune_trials=args.tune_trials,
                           tuning_dir=args.tuning_db, fallback=args.fallback, dump_ir=args.print_ir_after or [],
-                          on_ir=print_ir, model_key=args.model)
+                          on_ir=print_ir, model_key=args.model, **shapes)
     for w in caught:
         print(f"dycl: note: {str(w.message).removeprefix('dycl: ')}", file=sys.stderr)
     report = cm.report
@@ -242,7 +254,11 @@ def build_parser() -> argparse.ArgumentParser:
 
     def model_args(sp: argparse.ArgumentParser) -> None:
         sp.add_argument("model", help="path/to/file.py:make_model (a factory returning an nn.Module)")
-        sp.add_argument("--input", action="append", help="input shape and dtype, e.g. 1x3x32x32xf32 (repeat per input)")
+        sp.add_argument("--input", action="append",
+                        help="input shape and dtype, e.g. 1x3x32x32xf32, or with named dimensions "
+                             "'b x 3 x h x w x f32, b x i64' (repeat per input, or comma-separate)")
+        sp.add_argument("--dim", action="append", metavar="NAME=LOW..HIGH",
+                        help="the range of a named --input dimension, e.g. b=1..64 or h=w=32..512 (repeatable)")
 
     sp = sub.add_parser("import", help="lower a model's forward to dycl IR")
     model_args(sp)

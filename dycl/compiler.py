@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import shutil
@@ -9,7 +10,7 @@ import sys
 import tempfile
 import time
 import weakref
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -33,8 +34,9 @@ from dycl.host.python import emit_host_python
 from dycl.models import register_live
 from dycl.parallel_build import BuildJob, build_subgraphs
 from dycl.printing import module_text
+from dycl.signature import Signature
 from dycl.types import tensor_type_of
-from dycl.diagnostics import InputError, OutputError, UsageError
+from dycl.diagnostics import InputError, OutputError, SymbolicDimsError, UsageError
 
 CHOICE_ATTR = "dycl.backend_choice"  # set by assign-backends{policy=auto}
 # Passes whose time is spent building and running sub-DNNs in backends.
@@ -96,7 +98,7 @@ def run_pipeline(module: ModuleOp, passes: Sequence[ModulePass], report: Compile
 def lower_and_optimize(model: nn.Module, inputs: Sequence[torch.Tensor], pipeline: str = "dycl-default",
                        report: CompileReport | None = None, model_key: str | None = None,
                        fallback: str = "none", dumper: IrDumper | None = None, reason: str = "",
-                       cut_data_dependent: bool = False) -> ModuleOp:
+                       cut_data_dependent: bool = False, signature: Signature | None = None) -> ModuleOp:
     from dycl.passes.pipelines import pipeline_passes
 
     start = time.perf_counter()
@@ -105,7 +107,8 @@ def lower_and_optimize(model: nn.Module, inputs: Sequence[torch.Tensor], pipelin
     if report is not None:
         report.import_seconds = time.perf_counter() - start
     start = time.perf_counter()
-    module = lower_module(model, inputs, model_key or register_live(model), fallback=fallback, reason=reason)
+    module = lower_module(model, inputs, model_key or register_live(model), fallback=fallback, reason=reason,
+                          signature=signature)
     if report is not None:
         report.frontend_seconds = time.perf_counter() - start
     if dumper:
@@ -116,7 +119,8 @@ def lower_and_optimize(model: nn.Module, inputs: Sequence[torch.Tensor], pipelin
 
 def build_artifact(module: ModuleOp, model: nn.Module, inputs: Sequence[torch.Tensor], out_dir: Path,
                    target: Target, backend: str, report: CompileReport | None = None, *, jobs: int = 1,
-                   options: BuildOptions = BuildOptions(), outputs: list[dict[str, Any]] | None = None) -> None:
+                   options: BuildOptions = BuildOptions(), outputs: list[dict[str, Any]] | None = None,
+                   signature: Signature | None = None) -> None:
     out_dir.mkdir(parents=True, exist_ok=True)
     builds: list[BuildJob] = []
     for f in module.ops:
@@ -152,6 +156,8 @@ def build_artifact(module: ModuleOp, model: nn.Module, inputs: Sequence[torch.Te
         "model": type(model).__name__,
         "target": target.to_json(),
         "inputs": [{"shape": list(x.shape), "dtype": str(x.dtype).removeprefix("torch.")} for x in inputs],
+        # What a call may pass: the example shapes, or symbolic dimensions with ranges.
+        "signature": (signature or Signature.of_examples(inputs, dynamic=False)).to_json(),
         **({"outputs": outputs} if outputs is not None else {}),
         "subgraphs": subgraphs,
         "hcfg": hcfg.counts(),
@@ -186,6 +192,9 @@ def compile(
     on_ir: Callable[[str, str], None] | None = None,
     dump_ir_after: str | None = None,
     model_key: str | None = None,
+    dynamic: bool | str = "auto",
+    signature: str | None = None,
+    dims: Sequence[str] | Mapping[str, tuple[int, int | None]] = (),
 ) -> Any:
     """Compile a dynamic `model` for `target`; returns a callable `CompiledModel`.
 
@@ -204,6 +213,14 @@ def compile(
     (before any pass) or `"all"`. `on_ir(stage, text)` is called as each is taken,
     so a compile that fails later still shows them. `dump_ir_after="X"` is the
     older spelling of `dump_ir=["X"]`.
+
+    Shapes: `signature="b x 8 x f32, b x i64"` with `dims=["b=1..64"]` (the
+    language of dycl/signature.py) compiles one model for every size of the
+    named dimensions; `dynamic=True` without a signature makes the first
+    dimension of every input the batch size `b`. `dynamic="auto"` (the default)
+    compiles the example shapes and, called with other shapes, compiles a
+    specialisation for them on first use (reusing every cached sub-DNN build; at
+    most MAX_SPECIALIZATIONS); `dynamic=False` accepts only the example shapes.
     """
     from dycl.runtime import CompiledModel
 
@@ -214,6 +231,7 @@ def compile(
         raise UsageError(f"jobs must be at least 1, got {jobs}")
     if fallback not in FALLBACK_MODES:
         raise UsageError(f"fallback must be one of {', '.join(FALLBACK_MODES)}, got {fallback!r}")
+    sig = input_signature(inputs, dynamic, signature, dims)
     if tune_trials and backend == "auto":
         backend = "tvm"  # asking for MetaSchedule tuning is asking for TVM
     if backend not in POLICIES:
@@ -254,13 +272,13 @@ def compile(
         try:
             module = lower_and_optimize(model, inputs, pipeline, report, model_key, tier, dumper,
                                         reason=attempts[0].split(": ", 1)[1] if attempts else "",
-                                        cut_data_dependent=cut)
+                                        cut_data_dependent=cut, signature=sig)
             chosen = backend
             if backend in POLICIES:
                 choose_backends(module, tgt, report, backend, dumper)
                 chosen = "torch"  # every sub-DNN now names its own
             build_artifact(module, model, inputs, out, tgt, chosen, report, jobs=jobs, options=options,
-                           outputs=outputs)
+                           outputs=outputs, signature=sig)
             break
         except BaseException as e:
             shutil.rmtree(out, ignore_errors=True)
@@ -281,9 +299,43 @@ def compile(
     cm = CompiledModel(out, module=module, report=report, model=model)
     if out_dir is None:  # a temporary artifact lives as long as the model
         weakref.finalize(cm, shutil.rmtree, out, ignore_errors=True)
+    if dynamic == "auto" and not sig.dynamic:
+        # Other shapes compile on first use, with these options (never with an out_dir:
+        # the artifact on disk stays the one for the example shapes).
+        cm.specialize = functools.partial(
+            compile, model, target=target, backend=backend, arch=arch, pipeline=pipeline, jobs=jobs,
+            tune_trials=tune_trials, tuning_dir=tuning_dir, fallback=fallback, model_key=model_key, dynamic=False)
     if cm.fallbacks:
         warn_fallbacks(cm.fallbacks)
     return cm
+
+
+def input_signature(inputs: list[Any], dynamic: bool | str, signature: str | None,
+                    dims: Sequence[str] | Mapping[str, tuple[int, int | None]]) -> Signature:
+    """The signature the compiled model accepts; the example inputs must fit it."""
+    if dynamic not in (True, False, "auto"):
+        raise UsageError(f"dynamic must be True, False or 'auto', got {dynamic!r}")
+    if signature is None and not all(isinstance(x, torch.Tensor) for x in inputs):
+        return Signature(())  # refused with its own diagnostic by the frontend
+    if signature is not None:
+        sig = Signature.parse(signature, dims if not isinstance(dims, Mapping) else ())
+        if isinstance(dims, Mapping):
+            sig = Signature(sig.inputs, {**sig.ranges, **dims})
+        if sig.dynamic and dynamic is False:
+            raise UsageError(f"the signature '{signature}' has symbolic dimensions, and dynamic=False asks "
+                             "for the example shapes only")
+    else:
+        sig = Signature.of_examples(inputs, dynamic is True, dims)
+        unused = set(sig.ranges) - sig.names()
+        if unused:
+            raise UsageError(f"dims names {', '.join(sorted(unused))}, which no input dimension uses; "
+                             "name dimensions with signature= (or dynamic=True: the first of each input is b)")
+    try:
+        sig.bind(inputs)
+    except InputError as e:
+        raise UsageError(f"the example inputs do not fit the signature {sig.text()}: "
+                         f"{e.message}") from None
+    return sig
 
 
 def _replace_dir(new: Path, final: Path) -> None:
@@ -378,8 +430,8 @@ def _check_raises_too(out: Path, module: Any, report: CompileReport, model: nn.M
 
 
 def _is_input_error(e: BaseException) -> bool:
-    """Errors about the example inputs themselves: no fallback makes them right."""
-    return isinstance(e, FrontendError) and "example input" in e.message
+    """Errors about the example inputs or the declared signature: no fallback makes them right."""
+    return (isinstance(e, FrontendError) and "example input" in e.message) or isinstance(e, SymbolicDimsError)
 
 
 def warn_fallbacks(records: list[dict[str, Any]]) -> None:

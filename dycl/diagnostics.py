@@ -74,6 +74,10 @@ class PassError(DyclError):
         super().__init__(message, loc_of(op), note)
 
 
+class SymbolicDimsError(PassError):
+    """Code that needs the value of a dimension the signature declares symbolic."""
+
+
 class BackendError(DyclError):
     """A sub-DNN could not be built by the requested backend."""
 

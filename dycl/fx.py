@@ -38,8 +38,11 @@ _SCALAR_EXAMPLES = {
 }
 
 
-# The example size of a dynamic dimension: not 0 or 1, which torch.export specializes.
-DYNAMIC_EXAMPLE_SIZE = 3
+# The example size of a dynamic dimension: not 0 or 1, which torch.export specializes,
+# and large enough that sizes computed from it (an image size halved per stage) are
+# not 0 or 1 either (the export's guards on them are checked per call; see
+# dycl/backends/shape_guards.py).
+DYNAMIC_EXAMPLE_SIZE = 32
 
 
 def dynamic_dims(fn: func.FuncOp) -> tuple[tuple[int, int], ...]:

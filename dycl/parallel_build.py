@@ -21,6 +21,7 @@ from tqdm import tqdm
 from xdsl.dialects import func
 
 from dycl.backends.base import Backend, BuildOptions, SubgraphSpec, Target, get_backend
+from dycl.backends.dynamic_check import check_other_sizes
 from dycl.build_cache import BuildCache
 from dycl.diagnostics import BackendError
 
@@ -47,6 +48,8 @@ def build_subgraphs(jobs: list[BuildJob], model: nn.Module, target: Target, out_
     pending: dict[str, list[BuildJob]] = {}  # build key → the jobs that share it
     for job in jobs:
         key, file = cache.lookup(job.backend, job.fn, model, target, out_dir, job.spec.name)
+        if file is not None and _checked(job.backend.name, job.spec, out_dir, file, target).startswith("error:"):
+            file = None  # built and cached before this check existed: built again, and refused
         if file is not None:
             results[job.spec.name] = Built(job.backend.name, file, 0.0)
         else:
@@ -55,6 +58,8 @@ def build_subgraphs(jobs: list[BuildJob], model: nn.Module, target: Target, out_
     for key, (first, *rest) in pending.items():
         file, seconds = outcomes[first.spec.name]
         backend = first.backend
+        if not file.startswith("error:"):
+            file = _checked(backend.name, first.spec, out_dir, file, target)
         if file.startswith("error:"):
             # Down the chain (tvm → onnxruntime → inductor → torch; the eager reference takes
             # any sub-DNN), saying why at each step.
@@ -68,6 +73,7 @@ def build_subgraphs(jobs: list[BuildJob], model: nn.Module, target: Target, out_
                 start = time.perf_counter()
                 try:
                     file = cache.build(backend, first.spec, first.fn, model, target, out_dir)
+                    file = _checked(backend.name, first.spec, out_dir, file, target)
                 except Exception as e:  # noqa: BLE001 (any failure moves down the chain)
                     file = f"error:{type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}"
                 seconds += time.perf_counter() - start
@@ -84,6 +90,14 @@ def build_subgraphs(jobs: list[BuildJob], model: nn.Module, target: Target, out_
     if report is not None:
         report.cache_hits, report.deduplicated = cache.hits, cache.deduplicated
     return results
+
+
+def _checked(backend: str, spec: SubgraphSpec, out_dir: Path, file: str, target: Target) -> str:
+    """`file`, or an error where a dynamic build is wrong at other sizes."""
+    if backend == "torch":
+        return file  # the sub-DNN's own torch graph: the reference of the check itself
+    wrong = check_other_sizes(backend, spec, out_dir, file, target)
+    return file if wrong is None else f"error:{wrong}"
 
 
 CHAIN = ("tvm", "onnxruntime", "inductor", "torch")

@@ -7,13 +7,17 @@ import shutil
 import sys
 import threading
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 import torch
 
 from dycl.artifact import check
 from dycl.diagnostics import DyclError, InputError
 from dycl.pyregion import to_torch
+from dycl.signature import Signature
+
+# How many other input shapes a model compiled with dynamic="auto" compiles on demand.
+MAX_SPECIALIZATIONS = 8
 
 _loaded = 0
 
@@ -55,10 +59,24 @@ class CompiledModel:
         self._lock = threading.Lock()
         self._module = module
         self.report = report
+        sig = self.manifest.get("signature")
+        self.signature = Signature.from_json(sig) if sig else None
+        self._dynamic = self.signature is not None and self.signature.dynamic
+        # Set by dycl.compile(dynamic="auto"): compiles the model for other input shapes.
+        self.specialize: Callable[[list[Any]], CompiledModel] | None = None
+        self._specializations: dict[tuple[Any, ...], CompiledModel] = {}
 
     # ----------------------------------------------------------------- calling
 
     def check_inputs(self, inputs: tuple[Any, ...]) -> None:
+        if self._dynamic:
+            assert self.signature is not None
+            self.signature.bind(inputs)
+            for i, x in enumerate(inputs):
+                if x.device.type not in self._devices:
+                    raise InputError(f"input {i}: expected a tensor on {' or '.join(self._devices)}, got one on "
+                                     f"{x.device.type}" + (" (a meta tensor holds no data)" if x.device.type == "meta" else ""))
+            return
         expected = self.manifest["inputs"]
         if len(inputs) != len(expected):
             raise InputError(f"expected {len(expected)} inputs, got {len(inputs)}")
@@ -101,16 +119,45 @@ class CompiledModel:
                              f"{', '.join(sorted(kwargs))}")
         expected = self._signature()
         # The common case checked without building any message (a few hundred ns).
-        if len(inputs) != len(expected) or not all(
+        if self._dynamic:
+            self.check_inputs(inputs)
+        elif len(inputs) != len(expected) or not all(
                 type(x) is torch.Tensor and x.shape == shape and x.dtype == dtype and (x.is_cpu or (
                     self._cuda and x.is_cuda))
                 for x, (shape, dtype) in zip(inputs, expected)):
+            other = self._specialization(inputs)
+            if other is not None:
+                return other(*inputs)
             self.check_inputs(inputs)
         # Backends take dense, aligned buffers: copy strided views and views at an offset.
         args = [x if x.is_contiguous() and not x.storage_offset() else x.clone(memory_format=torch.contiguous_format)
                 for x in inputs]
         with self._lock:
             return to_torch(self.program(*args))
+
+    def _specialization(self, inputs: tuple[Any, ...]) -> CompiledModel | None:
+        """The model compiled for these inputs' shapes (compiled now on first use),
+        or None where this model does not specialise or the inputs are not tensors."""
+        expected = self._signature()
+        # Only sizes differ: another arity, dtype or rank is an input error, as before.
+        if self.specialize is None or len(inputs) != len(expected) or not all(
+                type(x) is torch.Tensor and x.device.type in self._devices and x.dtype == dtype
+                and x.dim() == len(shape) for x, (shape, dtype) in zip(inputs, expected)):
+            return None
+        key = tuple((tuple(x.shape), x.dtype, x.device.type) for x in inputs)
+        with self._lock:
+            found = self._specializations.get(key)
+            if found is not None:
+                return found
+            if len(self._specializations) >= MAX_SPECIALIZATIONS:
+                shapes = "; ".join(", ".join(f"{'x'.join(map(str, s))} {str(t).removeprefix('torch.')}"
+                                             for s, t, _ in k) for k in self._specializations)
+                raise InputError(f"this model was already compiled for {MAX_SPECIALIZATIONS} other input shapes "
+                                 f"({shapes}); not compiling another",
+                                 note="declare the dimensions that vary: dycl.compile(..., dynamic=True) or "
+                                      "signature='b x 8 x f32' with dims=['b=1..64']")
+            found = self._specializations[key] = self.specialize(list(inputs))
+            return found
 
     # ------------------------------------------------------------- inspection
 

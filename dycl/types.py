@@ -80,3 +80,28 @@ def describe(t: Attribute) -> str:
         dims = "x".join(str(x) for x in t.get_shape())
         return f"{dims}x{t.element_type}" if dims else f"{t.element_type}"
     return str(t)
+
+
+# On @forward: the input signature (dycl/signature.py) whose named dimensions are
+# the `?` dimensions of its arguments; shape-inference gives each name one size.
+SIGNATURE_ATTR = "dycl.signature"
+
+
+def signature_types(types: list[Attribute], signature: Any) -> list[Attribute]:
+    """The argument types with the signature's symbolic dimensions dynamic (`?`)."""
+    if signature is None or not signature.dynamic:
+        return types
+    out: list[Attribute] = []
+    for t, spec in zip(types, signature.inputs):
+        if isinstance(t, TensorType):
+            t = TensorType(t.element_type, [DYNAMIC_INDEX if isinstance(s, str) else n
+                                            for n, s in zip(t.get_shape(), spec.dims)])
+        out.append(t)
+    return out
+
+
+def mark_signature(f: Any, signature: Any) -> None:
+    from xdsl.dialects.builtin import StringAttr
+
+    if signature is not None and signature.dynamic:
+        f.attributes[SIGNATURE_ATTR] = StringAttr(signature.text())

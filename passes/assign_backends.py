@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import os
 import statistics
 import tempfile
@@ -16,6 +15,7 @@ from xdsl.dialects import func
 from xdsl.dialects.builtin import DictionaryAttr, FloatAttr, ModuleOp, StringAttr, f64
 from xdsl.passes import ModulePass
 
+from dycl.backends.dynamic_check import check_other_sizes, load_built
 from dycl.backends.auto import POLICY_VERSION, Choice, cached_choice, candidates_for, decide, interleaved_timings, store_choice
 from dycl.backends.base import Target, backend_names, get_backend
 from dycl.build_cache import BuildCache, cache_dir, structural_key
@@ -74,13 +74,6 @@ def _wait(out: Any) -> None:
         except (BufferError, RuntimeError, TypeError, AttributeError, ValueError):
             if hasattr(out[0], "numpy"):
                 out[0].numpy()
-
-
-def load_built(backend: str, directory: Path, file: str, target: Target) -> Any:
-    """The callable of a built sub-DNN, through the same loader the host program uses."""
-    namespace: dict[str, Any] = {"os": os, "json": json}
-    exec(get_backend(backend).loader_source(), namespace)  # noqa: S102 (our own loader source)
-    return namespace[f"load_{backend}"](str(directory / file), target.to_json())
 
 
 def median_seconds(run: Any, inputs: list[Any], runs: int) -> float:
@@ -187,8 +180,12 @@ class AssignBackendsPass(ModulePass):
             try:
                 file = cache.build(get_backend(name), spec, f, model, target, out)
                 run = load_built(name, out, file, target)
+                wrong = check_other_sizes(name, spec, out, file, target)
             except Exception as e:  # this candidate cannot take the sub-DNN: the others can
                 failed.append(f"{name} failed ({type(e).__name__})")
+                continue
+            if wrong is not None:
+                failed.append(f"{name}: {wrong}")
                 continue
             runs[name] = run
         if not runs:

@@ -32,12 +32,13 @@ from xdsl.ir import Attribute, Block, Operation, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.rewriter import Rewriter
 
-from dycl.diagnostics import PassError
+from dycl.diagnostics import DyclError, PassError, SymbolicDimsError
 from dycl.symbols import lookup_symbol
 from dycl.dialects import dycl as d
 from dycl.frontend.values import resolve_qualname
 from dycl.models import model_of
-from dycl.types import dtype_of, type_of_value
+from dycl.signature import Signature
+from dycl.types import SIGNATURE_ATTR, dtype_of, signature_types, type_of_value
 
 
 @contextmanager
@@ -54,8 +55,9 @@ def _quiet(logger: str) -> Iterator[None]:
 class Unknown:
     """A host scalar whose value only the run time knows."""
 
-    def __init__(self, type: Attribute):
+    def __init__(self, type: Attribute, symbol: Any = None):
         self.type = type
+        self.symbol = symbol  # a size symbol it equals (x.size(0) of a dynamic dimension), if any
 
 
 _PLACEHOLDERS = {i64: (1, 2), f64: (1.0, 2.0), i1: (True, False)}
@@ -89,13 +91,16 @@ class _Inferrer:
             return Unknown(t)
         raise PassError(f"cannot infer shapes from an input of type {t}", op)
 
-    def empty(self, t: TensorType) -> Any:
-        """A fake tensor of type `t`; each dynamic dimension a fresh size symbol."""
+    def empty(self, t: TensorType, sizes: list[Any] | None = None) -> Any:
+        """A fake tensor of type `t`; each dynamic dimension a fresh size symbol,
+        or the one `sizes` gives for it."""
         shape: list[Any] = []
-        for n in t.get_shape():
+        for k, n in enumerate(t.get_shape()):
             if n < 0:
-                n = self.mode.shape_env.create_unbacked_symint()
-                torch._check_is_size(n)
+                n = sizes[k] if sizes is not None else None
+                if n is None:
+                    n = self.mode.shape_env.create_unbacked_symint()
+                    torch._check(n >= 0)
             shape.append(n)
         with self.mode:
             return torch.empty(shape, dtype=dtype_of(t.element_type))
@@ -119,16 +124,30 @@ class _Inferrer:
 
     def run_function(self, f: func.FuncOp) -> None:
         block = f.body.block
+        names = self.signature_names(f)
         for _ in range(_MAX_SPLITS):
             self.env = {}
-            for arg in list(block.args):
-                self.set(arg, self.fake(arg.type, f))
+            sizes: dict[str, Any] = {}
+            for k, arg in enumerate(list(block.args)):
+                if names and isinstance(arg.type, TensorType):
+                    self.set(arg, self.empty(arg.type, [self.symbol(n, sizes, names) for n in names[0][k]]))
+                else:
+                    self.set(arg, self.fake(arg.type, f))
             returns: list[list[Attribute]] = []
             try:
                 self.run_block(block, returns)
                 break
             except _SplitPaths:
                 continue  # the IR changed: infer again from the top
+            except PassError as e:
+                if names and "data-dependent" in e.message:
+                    dims = ", ".join(sorted({n for per_arg in names[0] for n in per_arg if n and n[0] != "?"}))
+                    raise SymbolicDimsError(
+                        f"the input dimensions declared symbolic ({dims or '?'}) cannot stay symbolic here: "
+                        f"this needs their value ({e.message.removeprefix('shape inference failed: ')})", e.op,
+                        note="compile without them: dynamic='auto' compiles each new input shape on first use"
+                    ) from None
+                raise
         else:
             raise PassError("too many per-path signatures (each needs its own copy of the code after a branch)", f)
         outs = self._join_returns(returns, f)
@@ -142,6 +161,45 @@ class _Inferrer:
             ts = {r[i] for r in returns}
             outs.append(ts.pop() if len(ts) == 1 else d.PYOBJ)
         return outs
+
+    def signature_names(self, f: func.FuncOp) -> tuple[list[list[str | None]], dict[str, Any]] | None:
+        """Per argument and dimension, the name the function's `dycl.signature`
+        gives its dynamic dimension (None: a size), with the signature's ranges;
+        None without a signature. The signature must describe the argument types."""
+        attr = f.attributes.get(SIGNATURE_ATTR)
+        if attr is None:
+            return None
+        assert isinstance(attr, StringAttr)
+        try:
+            sig = Signature.parse(attr.data)
+        except DyclError as e:
+            raise PassError(f"bad {SIGNATURE_ATTR}: {e.message}", f) from None
+        args = f.function_type.inputs.data
+        if len(sig.inputs) != len(args):
+            raise PassError(f"{SIGNATURE_ATTR} describes {len(sig.inputs)} inputs, the function takes {len(args)}", f)
+        out: list[list[str | None]] = []
+        for k, (t, spec) in enumerate(zip(args, sig.inputs)):
+            want = signature_types([t], Signature((spec,)))[0] if isinstance(t, TensorType) else None
+            if (not isinstance(t, TensorType) or t != want or len(spec.dims) != len(t.get_shape())
+                    or str(dtype_of(t.element_type)).removeprefix("torch.") != spec.dtype):
+                raise PassError(f"{SIGNATURE_ATTR}: input {k} is {spec.text()}, the argument is {t} "
+                                "(a named or ? dimension is dynamic, ?, in the type)", f)
+            out.append([d if isinstance(d, str) else None for d in spec.dims])
+        return out, dict(sig.ranges)
+
+    def symbol(self, name: str | None, sizes: dict[str, Any], names: Any) -> Any:
+        """The size symbol of a named dimension, one per name, within its range."""
+        if name is None:
+            return None
+        if name not in sizes:
+            n = self.mode.shape_env.create_unbacked_symint()
+            lo, hi = names[1].get(name, (1, None))
+            torch._check(n >= 0)
+            torch._check(n >= lo)
+            if hi is not None:
+                torch._check(n <= hi)
+            sizes[name] = n
+        return sizes[name]
 
     def run_block(self, block: Block, returns: list[list[Attribute]]) -> list[Any] | None:
         """Run ops in order; the yielded values, or None if the block leaves otherwise."""
@@ -454,7 +512,7 @@ def _symbolic_scalar(v: Any) -> Any:
     if isinstance(v, torch.SymBool):
         return Unknown(i1)
     if isinstance(v, torch.SymInt):
-        return Unknown(i64)
+        return Unknown(i64, v)
     if isinstance(v, torch.SymFloat):
         return Unknown(f64)
     return v
@@ -469,7 +527,8 @@ def _has_unknown(v: Any) -> bool:
 def _substitute(v: Any, pick: int) -> Any:
     """Unknown scalars (also inside index tuples) → one of two stand-in values."""
     if isinstance(v, Unknown):
-        return _PLACEHOLDERS[v.type][pick]
+        # A size symbol stands for itself: `x.view(x.size(0), -1)` keeps its shape.
+        return v.symbol if v.symbol is not None else _PLACEHOLDERS[v.type][pick]
     if isinstance(v, (tuple, list)):
         return type(v)(_substitute(x, pick) for x in v)
     return v

@@ -48,8 +48,27 @@ def test_save_and_load(branchy, branchy_compiled, tmp_path):
 
 def test_wrong_shape_names_expected_and_got(branchy_compiled):
     _, cm = branchy_compiled
+    loaded = dycl.load(cm.path)  # without the model: it cannot compile other shapes
     with pytest.raises(dycl.InputError, match=r"expected shape/dtype 1x16 float32, got 2x16 float32"):
-        cm(torch.randn(2, 16))
+        loaded(torch.randn(2, 16))
+
+
+def test_other_shapes_compile_on_first_use_up_to_a_limit(branchy, tmp_path):
+    from dycl.runtime import MAX_SPECIALIZATIONS
+
+    model = branchy.make_model()
+    cm = dycl.compile(model, branchy.example_inputs(), backend="torch")
+    with torch.no_grad():
+        for b in (2, 3, 2):
+            x = torch.randn(b, 16)
+            assert max_abs_error(model(x), cm(x)) <= 1e-6
+    assert len(cm._specializations) == 2
+    cm._specializations.update({(((100 + k, 16), torch.float32, "cpu"),): cm for k in range(MAX_SPECIALIZATIONS - 2)})
+    with pytest.raises(dycl.InputError, match=f"already compiled for {MAX_SPECIALIZATIONS} other input shapes"):
+        cm(torch.randn(7, 16))
+    fixed = dycl.compile(model, branchy.example_inputs(), backend="torch", dynamic=False)
+    with pytest.raises(dycl.InputError, match="expected shape/dtype 1x16 float32, got 2x16 float32"):
+        fixed(torch.randn(2, 16))
 
 
 def test_wrong_dtype(branchy_compiled):

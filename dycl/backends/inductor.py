@@ -28,7 +28,7 @@ class InductorBackend(Backend):
         if target.kind != "llvm":
             raise BackendError(f"sub-DNN {spec.name}: the inductor backend builds for the CPU here (target llvm)")
         file = f"{spec.name}.aoti.pt2"
-        ep = export(spec)
+        ep = export(spec, out_dir)
         # Inductor logs its cache and autotuning decisions at WARNING on the root logger.
         quiet = logging.getLogger("torch._inductor")
         level = quiet.level

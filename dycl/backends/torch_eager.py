@@ -17,7 +17,7 @@ class TorchBackend(Backend):
 
     def build(self, spec: SubgraphSpec, target: Target, out_dir: Path) -> str:
         file = f"{spec.name}.pt2"
-        ep = export(spec)
+        ep = export(spec, out_dir)
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", FutureWarning)
             torch.export.save(ep, str(out_dir / file))

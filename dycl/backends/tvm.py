@@ -12,6 +12,7 @@ from pathlib import Path
 import torch
 
 from dycl.backends.base import Backend, BuildOptions, SubgraphSpec, Target
+from dycl.backends.shape_guards import write_guards
 from dycl.diagnostics import BackendError
 
 
@@ -33,7 +34,15 @@ def dynamic_shapes(spec: SubgraphSpec) -> tuple[dict[int, Any] | None, ...] | No
     return tuple(dims)
 
 
-def export(spec: SubgraphSpec) -> torch.export.ExportedProgram:
+def export(spec: SubgraphSpec, out_dir: Path | None = None) -> torch.export.ExportedProgram:
+    """torch.export of the sub-DNN; with dynamic dimensions, its shape guards are
+    written to `out_dir` for the host to check (dycl/backends/shape_guards.py)."""
+    ep = _export(spec)
+    write_guards(spec, ep, out_dir)
+    return ep
+
+
+def _export(spec: SubgraphSpec) -> torch.export.ExportedProgram:
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", FutureWarning)
         # nn.LSTM/GRU re-gather their weights on every call (a torch internal, not the model's state).
@@ -45,19 +54,20 @@ def export(spec: SubgraphSpec) -> torch.export.ExportedProgram:
             raise BackendError(f"sub-DNN {spec.name} could not be exported: {str(e).splitlines()[0]}") from None
 
 
-def build_relax(spec: SubgraphSpec, target: Target, options: BuildOptions = BuildOptions()):
+def build_relax(spec: SubgraphSpec, target: Target, options: BuildOptions = BuildOptions(),
+                out_dir: Path | None = None):
     """The compiled Relax executable for one sub-DNN."""
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", FutureWarning)  # torch's pytree deprecation, inside TVM
-        return _build_relax(spec, target, options)
+        return _build_relax(spec, target, options, out_dir)
 
 
-def _build_relax(spec: SubgraphSpec, target: Target, options: BuildOptions):
+def _build_relax(spec: SubgraphSpec, target: Target, options: BuildOptions, out_dir: Path | None):
     import tvm
     from tvm import relax
     from tvm.relax.frontend.torch import from_exported_program
 
-    ep = export(spec)
+    ep = export(spec, out_dir)
     try:
         mod = from_exported_program(ep)
     except Exception as e:
@@ -234,7 +244,7 @@ class TvmBackend(Backend):
     def build(self, spec: SubgraphSpec, target: Target, out_dir: Path) -> str:
         if self.options.tune_trials and target.kind != "llvm":
             raise BackendError("--tune-trials tunes on this machine's CPU: it needs an llvm target")
-        ex = build_relax(spec, target, self.options)
+        ex = build_relax(spec, target, self.options, out_dir)
         file = f"{spec.name}.so"
         ex.export_library(str(out_dir / file))
         if target.kind == "cuda":

@@ -48,10 +48,11 @@ from dycl.frontend.functions import FunctionLowering
 from dycl.frontend.restructure import always_exits, lift_loop_returns, restructure
 from dycl.frontend.state import StateLowering, is_state_key
 from dycl.nesting import allow_depth
+from dycl.signature import Signature
 from dycl.frontend.inplace import bound_values, maybe_tensor, possible_roots, rebind
 from dycl.frontend.loops import LoopLowering, NeedsStatic, OverBudget, RuntimeRange, UnsafeJoin, _Again, _Continuation, _Injected, _snapshot
 from dycl.frontend.regions import RegionLowering, RegionRecord, Widen, has_loose_exit, has_return
-from dycl.types import dtype_of, tensor_type_of
+from dycl.types import dtype_of, mark_signature, signature_types, tensor_type_of
 from dycl.frontend.values import (
     Closure,
     DictVal,
@@ -215,8 +216,9 @@ class Lowerer(LoopLowering, RegionLowering, ContainerLowering, FunctionLowering,
 
     def __init__(self, model: nn.Module, example_inputs: Sequence[Any], model_key: str | None = None,
                  max_iterations: int | None = None, fallback: str = "none",
-                 dirty_attrs: set[tuple[int, str]] | None = None):
+                 dirty_attrs: set[tuple[int, str]] | None = None, signature: Signature | None = None):
         self.model = model
+        self.signature = signature
         self.fallback = fallback
         self.dirty_attrs = dirty_attrs or set()
         self.written_attrs: set[tuple[int, str]] = set()
@@ -280,6 +282,7 @@ class Lowerer(LoopLowering, RegionLowering, ContainerLowering, FunctionLowering,
         }
         given = params[: len(self.example_inputs)]
         arg_types = [self._input_type(x, name, fdef, fn) for name, x in zip(given, self.example_inputs)]
+        arg_types = signature_types(arg_types, self.signature)
         entry = Block(arg_types=arg_types)
         for arg, name in zip(entry.args, given):
             arg.name_hint = name
@@ -293,6 +296,7 @@ class Lowerer(LoopLowering, RegionLowering, ContainerLowering, FunctionLowering,
             self._emit_return(scope, None, fdef, top=True)
         func_op = func.FuncOp("forward", (arg_types, [d.ANY]), Region(entry))
         func_op.location = self._loc(fdef, fn).to_attr()
+        mark_signature(func_op, self.signature)
         module = ModuleOp([func_op])
         _drop_detached_uses(module)
         if self.model_key is not None:
@@ -1744,21 +1748,23 @@ def _drop_detached_uses(module: ModuleOp) -> None:
 
 
 def lower_module(model: nn.Module, example_inputs: Sequence[Any], model_key: str | None = None,
-                 max_iterations: int | None = None, fallback: str = "none", reason: str = "") -> ModuleOp:
+                 max_iterations: int | None = None, fallback: str = "none", reason: str = "",
+                 signature: Signature | None = None) -> ModuleOp:
     """Lower `model.forward` (and what it calls) to a dycl module with `@forward`.
 
     `max_iterations` bounds data-dependent `while` loops that carry no
     `# dycl: max_iterations=N` annotation of their own. `fallback` is "none" (an
     untranslatable construct is an error), "statement" or "tail" (it becomes a
     fallback region; see `Lowerer`), or "whole" (forward runs as one region).
+    A `signature` with symbolic dimensions makes those input dimensions dynamic.
     """
     if fallback == "whole":
-        module = whole_forward_module(model, example_inputs, model_key, reason or "requested")
+        module = whole_forward_module(model, example_inputs, model_key, reason or "requested", signature)
         module.verify()
         return module
     dirty: set[tuple[int, str]] = set()
     for _ in range(16):
-        lowerer = Lowerer(model, example_inputs, model_key, max_iterations, fallback, dirty)
+        lowerer = Lowerer(model, example_inputs, model_key, max_iterations, fallback, dirty, signature)
         try:
             module = lowerer.lower()
         except Widen as w:
@@ -1787,9 +1793,10 @@ def lower_module(model: nn.Module, example_inputs: Sequence[Any], model_key: str
 
 
 def whole_forward_module(model: nn.Module, example_inputs: Sequence[Any], model_key: str | None,
-                         reason: str) -> ModuleOp:
+                         reason: str, signature: Signature | None = None) -> ModuleOp:
     """`@forward` as one fallback region that calls the model as eager does."""
-    types = [tensor_type_of(x) if isinstance(x, torch.Tensor) else d.PYOBJ for x in example_inputs]
+    types = signature_types([tensor_type_of(x) if isinstance(x, torch.Tensor) else d.PYOBJ for x in example_inputs],
+                            signature)
     entry = Block(arg_types=types)
     params = [f"x{i}" for i in range(len(types))]
     for a, p in zip(entry.args, params):
@@ -1812,6 +1819,7 @@ def whole_forward_module(model: nn.Module, example_inputs: Sequence[Any], model_
     entry.add_op(ret)
     func_op = func.FuncOp("forward", (types, [d.ANY]), Region(entry))
     func_op.location = loc.to_attr()
+    mark_signature(func_op, signature)
     module = ModuleOp([func_op])
     if model_key is not None:
         module.attributes["dycl.model"] = StringAttr(model_key)

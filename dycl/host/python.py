@@ -82,6 +82,27 @@ def _region_tuple(value, lengths, where):
     return value
 
 
+def _guarded(fn, path, name):
+    """A sub-DNN built for dynamic dimensions holds where its export's shape guards
+    hold (sizes the trace decided on): checked on every call, an error otherwise."""
+    if not os.path.exists(path):
+        return fn
+    with open(path) as f:
+        guards = json.load(f)
+    scope = {"__builtins__": {}, "max": max, "min": min, "abs": abs}
+    check = compile(" and ".join(f"({g})" for g in guards), path, "eval")
+
+    def call(*a):
+        if not eval(check, scope, {"a": a}):
+            failed = next(g for g in guards if not eval(g, scope, {"a": a}))
+            sizes = ", ".join("x".join(map(str, x.shape)) for x in a if hasattr(x, "shape"))
+            raise RuntimeError(f"dycl: sub-DNN {name} was built for input sizes where {failed} "
+                               f"(a = its inputs: {sizes}); compile with example inputs of these sizes")
+        return fn(*a)
+
+    return call
+
+
 def _resolve(qualname):
     import importlib
 
@@ -100,7 +121,8 @@ class Program:
         target = manifest["target"]
         loaders = {{{loaders}}}
         for name, info in manifest["subgraphs"].items():
-            setattr(self, name, loaders[info["backend"]](os.path.join(path, info["file"]), target))
+            fn = loaders[info["backend"]](os.path.join(path, info["file"]), target)
+            setattr(self, name, _guarded(fn, os.path.join(path, info["file"].split(".", 1)[0] + ".guards.json"), name))
         if _REGIONS or _STATE or _HOST_TORCH:
             from dycl.pyregion import to_torch
 
