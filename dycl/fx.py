@@ -115,6 +115,11 @@ def to_graph_module(fn: func.FuncOp, model: nn.Module) -> fx.GraphModule:
                 target = resolve_qualname(op.target.data)
                 if op.target.data in _ARITHMETIC:
                     args = _promote_bools(graph, op, args)
+                if op.target.data in _FLOOR_DIVIDE and any(isinstance(a, fx.Node) for a in args):
+                    # torch floors; ONNX's Div (what the exporter makes of //) truncates
+                    target, kwargs = torch.div, {**kwargs, "rounding_mode": "floor"}
+                elif target is operator.pow and args and not isinstance(args[0], fx.Node):
+                    target = torch.pow  # FX prints `-2.0 ** x`, which Python reads as -(2.0 ** x)
                 if target is operator.getitem and (node := _index_by_host_int(graph, *args, host_ints)) is not None:
                     env[op.result] = node
                 elif target is len and len(args) == 1 and isinstance(args[0], fx.Node):
@@ -130,7 +135,10 @@ def to_graph_module(fn: func.FuncOp, model: nn.Module) -> fx.GraphModule:
                 args, kwargs = _args(op, env)
                 if op.method.data in _ARITHMETIC_METHODS:
                     args = _promote_bools(graph, op, args)
-                env[op.result] = graph.call_method(op.method.data, tuple(args), kwargs)
+                if op.method.data in ("__floordiv__", "floor_divide"):
+                    env[op.result] = graph.call_function(torch.div, tuple(args), {**kwargs, "rounding_mode": "floor"})
+                else:
+                    env[op.result] = graph.call_method(op.method.data, tuple(args), kwargs)
             case d.MakeTupleOp():
                 items = [env[v] for v in op.elements]
                 env[op.result] = list(items) if op.is_list else tuple(items)
@@ -161,20 +169,29 @@ _ARITHMETIC_METHODS = frozenset({"add", "sub", "mul", "div", "__add__", "__sub__
                                  "__radd__", "__rsub__", "__rmul__", "__floordiv__", "__mod__", "__pow__"})
 
 
+_FLOOR_DIVIDE = frozenset({"_operator.floordiv", "torch.floor_divide"})
+
+
 def _promote_bools(graph: fx.Graph, op: d.CallFunctionOp | d.CallMethodOp, args: list[Any]) -> list[Any]:
-    """Bool tensors in arithmetic with a non-bool result are cast to the result's
-    dtype first, as torch's promotion does: TVM 0.27's importer casts the other
-    operand to bool instead (`(i < 0) * 4` gives 1)."""
+    """Operands of arithmetic cast to the result's dtype first where torch's
+    promotion changes their kind: bool tensors with a non-bool result (TVM 0.27's
+    importer casts the other operand to bool instead: `(i < 0) * 4` gives 1), and
+    integer tensors with a floating result (it keeps the integer dtype:
+    `i * 1.5`, `i / 2` stay integers)."""
     result = op.results[0].type
     if not isinstance(result, TensorType) or result.element_type == i1:
         return args
     pos, _ = op.positional_and_keyword()
     dtype = dtype_of(result.element_type)
-    return [
-        graph.call_method("to", (a, dtype))
-        if isinstance(a, fx.Node) and (v.type == i1 or isinstance(v.type, TensorType) and v.type.element_type == i1) else a
-        for a, v in zip(args, pos)
-    ]
+
+    def kind_changes(t: Any) -> bool:
+        elem = t.element_type if isinstance(t, TensorType) else t
+        if elem == i1:
+            return True
+        return dtype.is_floating_point and isinstance(t, TensorType) and not dtype_of(elem).is_floating_point
+
+    return [graph.call_method("to", (a, dtype)) if isinstance(a, fx.Node) and kind_changes(v.type) else a
+            for a, v in zip(args, pos)]
 
 
 def _index_by_host_int(graph: fx.Graph, src: Any, index: Any, host_ints: set[fx.Node]) -> fx.Node | None:

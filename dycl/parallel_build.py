@@ -21,7 +21,7 @@ from tqdm import tqdm
 from xdsl.dialects import func
 
 from dycl.backends.base import Backend, BuildOptions, SubgraphSpec, Target, get_backend
-from dycl.backends.dynamic_check import check_other_sizes
+from dycl.backends.verify_build import check_build
 from dycl.build_cache import BuildCache
 from dycl.diagnostics import BackendError
 
@@ -93,10 +93,8 @@ def build_subgraphs(jobs: list[BuildJob], model: nn.Module, target: Target, out_
 
 
 def _checked(backend: str, spec: SubgraphSpec, out_dir: Path, file: str, target: Target) -> str:
-    """`file`, or an error where a dynamic build is wrong at other sizes."""
-    if backend == "torch":
-        return file  # the sub-DNN's own torch graph: the reference of the check itself
-    wrong = check_other_sizes(backend, spec, out_dir, file, target)
+    """`file`, or an error where the build differs from its torch graph on a probe."""
+    wrong = check_build(backend, spec, out_dir, file, target)
     return file if wrong is None else f"error:{wrong}"
 
 

@@ -8,6 +8,7 @@ real model. Importable without the compiler: generated hosts use it.
 
 from __future__ import annotations
 
+import dataclasses
 import importlib
 import sys
 from collections.abc import Callable
@@ -96,6 +97,13 @@ def to_torch(value: Any) -> Any:
         return value
     if hasattr(value, "__dlpack__") and not isinstance(value, (int, float, bool)):
         return torch.from_dlpack(value)
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        # An output object (`EncoderOutput(last_hidden_state=...)`): its fields, in place.
+        for f in dataclasses.fields(value):
+            v = getattr(value, f.name, None)
+            if (t := to_torch(v)) is not v:
+                object.__setattr__(value, f.name, t)
+        return value
     return value
 
 

@@ -19,6 +19,7 @@ from dataclasses import dataclass
 
 from xdsl.context import Context
 from xdsl.dialects.builtin import ModuleOp, UnitAttr
+from xdsl.ir import Operation
 from xdsl.passes import ModulePass
 
 from dycl.classify import TENSOR, classify
@@ -34,8 +35,10 @@ class CutDataDependentShapesPass(ModulePass):
     Expects: typed dycl IR (after `shape-inference`), before `extract-hcfg`.
     Guarantees: no tensor region formed afterwards holds an op marked
     `dycl.data_dependent_shape`, except submodule calls (`dycl.call_module`, which
-    stay whole: the host runs no submodule), and the values such an op produces
-    reach later sub-DNNs as inputs with their dynamic dimensions.
+    stay whole: the host runs no submodule) and ops whose results are written back
+    into a tensor through an index (`out[mask] = f(x[mask])`: the count of values
+    must match the count of places, which only the whole graph knows); the values
+    a cut op produces reach later sub-DNNs as inputs with their dynamic dimensions.
     """
 
     name = "cut-data-dependent-shapes"
@@ -43,5 +46,31 @@ class CutDataDependentShapesPass(ModulePass):
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         for o in op.walk():
             if (isinstance(o, (d.CallFunctionOp, d.CallMethodOp)) and d.DATA_DEPENDENT_ATTR in o.attributes
-                    and classify(o) == TENSOR):
+                    and classify(o) == TENSOR and not _assigned_back(o)):
                 o.attributes[d.ON_HOST_ATTR] = UnitAttr()
+
+
+# Writes of values into a tensor through an index (`out[mask] = f(x[mask])`).
+_ASSIGNS = {"dycl.tensor_ops.setitem", "index_put", "index_put_", "masked_scatter", "masked_scatter_"}
+
+
+def _assigned_back(op: Operation) -> bool:
+    """Whether what `op` computes is written back through an index: the number of
+    values must equal the number of places, which only the whole graph knows (a
+    sub-DNN cut there is traced assuming more than one row, and refuses one)."""
+    seen: set[int] = set()
+    work = list(op.results)
+    while work:
+        v = work.pop()
+        for use in v.uses:
+            user = use.operation
+            if id(user) in seen:
+                continue
+            seen.add(id(user))
+            name = user.target.data if isinstance(user, d.CallFunctionOp) else (
+                user.method.data if isinstance(user, d.CallMethodOp) else "")
+            if name in _ASSIGNS:
+                return True
+            if classify(user) == TENSOR:
+                work.extend(user.results)
+    return False

@@ -36,7 +36,9 @@ class InductorBackend(Backend):
         try:
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")
-                torch._inductor.aoti_compile_and_package(ep, package_path=str(out_dir / file))
+                # Casts round as eager's do (x.half().float(), fake quantisation): not kept in float32.
+                torch._inductor.aoti_compile_and_package(ep, package_path=str(out_dir / file),
+                                                         inductor_configs={"emulate_precision_casts": True})
         except Exception as e:  # a C++ compile or lowering failure: the chain moves on
             (out_dir / file).unlink(missing_ok=True)
             first = next((line for line in str(e).splitlines() if line.strip()), type(e).__name__)
@@ -56,17 +58,21 @@ def load_inductor(path, target):
 
     def convert(a):
         if isinstance(a, torch.Tensor):
-            return a
+            # The compiled code indexes its inputs as dense buffers (a permuted view
+            # read as one would be wrong).
+            return a if a.is_contiguous() else a.contiguous()
         if isinstance(a, (bool, int, float)):  # a host scalar: a 0-d tensor
             import numpy
 
             return torch.from_numpy(numpy.array(a, dtype="float32" if isinstance(a, float) else None))
-        return torch.from_dlpack(a)
+        return torch.from_dlpack(a).contiguous()
 
     def run(*args):
         with torch.no_grad():
             out = runner(*[convert(a) for a in args])
-        return list(out) if isinstance(out, (tuple, list)) else [out]
+        out = list(out) if isinstance(out, (tuple, list)) else [out]
+        # Outputs keep eager's strides (a permute is a view): dense for the sub-DNNs after.
+        return [o if not isinstance(o, torch.Tensor) or o.is_contiguous() else o.contiguous() for o in out]
 
     return run
 '''

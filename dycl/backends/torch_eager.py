@@ -78,8 +78,10 @@ def load_torch(path, target):
     def run(*args):
         with torch.no_grad():
             out = module(*[convert(a) for a in args])
-        # Views at an offset (e.g. `p[0, i]`) are copied: other runtimes need aligned data.
-        return [o.clone() if isinstance(o, torch.Tensor) and o.storage_offset() else o for o in out]
+        # Views at an offset (`p[0, i]`) or strided (a permute) are copied: other
+        # runtimes need dense, aligned data.
+        return [o.clone(memory_format=torch.contiguous_format)
+                if isinstance(o, torch.Tensor) and (o.storage_offset() or not o.is_contiguous()) else o for o in out]
 
     return run
 '''

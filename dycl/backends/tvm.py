@@ -47,9 +47,14 @@ def _export(spec: SubgraphSpec) -> torch.export.ExportedProgram:
         warnings.simplefilter("ignore", FutureWarning)
         # nn.LSTM/GRU re-gather their weights on every call (a torch internal, not the model's state).
         warnings.filterwarnings("ignore", message=r"The tensor attributes self\..*_flat_weights.* were assigned during export")
+        import torch.fx.experimental._config as fx_config
+
         try:
-            return torch.export.export(spec.graph_module, tuple(spec.example_inputs),
-                                       dynamic_shapes=dynamic_shapes(spec))
+            # Size-oblivious: a dynamic size may be 0 or 1 at run time (an expert no token
+            # chose, one row selected), not only the 2.. torch.export assumes by default.
+            with fx_config.patch(backed_size_oblivious=bool(spec.dynamic)):
+                return torch.export.export(spec.graph_module, tuple(spec.example_inputs),
+                                           dynamic_shapes=dynamic_shapes(spec))
         except Exception as e:
             raise BackendError(f"sub-DNN {spec.name} could not be exported: {str(e).splitlines()[0]}") from None
 

@@ -570,6 +570,13 @@ class Lowerer(LoopLowering, RegionLowering, ContainerLowering, FunctionLowering,
                     if old is not None and not maybe_tensor(old) and not isinstance(old, SeqVal):
                         self._assign(target, self._binop(op, old, self.expr(value, scope), s), scope)
                         return
+                if isinstance(target, ast.Subscript) and isinstance(target.value, ast.Name):
+                    # `z[i] += v`: z[i] is read, updated and written back (`z[i] = z[i] + v`).
+                    base = scope.env.get(target.value.id)
+                    if isinstance(base, SSAValue) and maybe_tensor(base):
+                        v = self._binop(op, self.expr(load, scope), self.expr(value, scope), s)
+                        if self._assign_tensor_item(target, v, scope):
+                            return
                 if not isinstance(target, ast.Name):
                     raise self.unsupported(s, "augmented assignment to an attribute or item (in-place mutation)")
                 old = self.expr(load, scope)

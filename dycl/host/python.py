@@ -82,6 +82,17 @@ def _region_tuple(value, lengths, where):
     return value
 
 
+def _dense(t):
+    """A tensor Python made, as the dense buffer at offset 0 that sub-DNNs take
+    (torch.where's results are strided views of one buffer)."""
+    if hasattr(t, "is_contiguous"):
+        if not t.is_contiguous():
+            return t.contiguous()
+        if t.storage_offset():
+            return t.clone()
+    return t
+
+
 def _guarded(fn, path, name):
     """A sub-DNN built for dynamic dimensions holds where its export's shape guards
     hold (sizes the trace decided on): checked on every call, an error otherwise."""
@@ -218,7 +229,8 @@ class PythonHostEmitter:
                 self.emit(f"{n(op.result)} = {text}", depth)
             case d.CallSubgraphOp():
                 lhs = self.names(op.res) + ("," if len(op.res) == 1 else "")
-                call = f"rt.{op.callee.root_reference.data}({self.names(op.args)})"
+                args = ", ".join(f"_dense({self.name(a)})" if _from_python(a) else self.name(a) for a in op.args)
+                call = f"rt.{op.callee.root_reference.data}({args})"
                 self.emit(f"{lhs} = {call}" if op.res else call, depth)
             case d.ToBoolOp():
                 self.emit(f"{n(op.result)} = _to_bool({n(op.input)})", depth)
@@ -337,6 +349,16 @@ class PythonHostEmitter:
             self.host_torch = True
             return f"_t({self.name(v)})"
         return self.name(v)
+
+
+def _from_python(v: SSAValue) -> bool:
+    """Made by Python the host runs (a fallback region, a tensor call cut out of a
+    sub-DNN): possibly a strided view, which compiled sub-DNNs do not take."""
+    op = v.owner
+    while isinstance(op, d.GetItemOp):
+        op = op.source.owner
+    return d.contains_tensor_type(v.type) and (isinstance(op, d.PyRegionOp) or (
+        isinstance(op, Operation) and d.ON_HOST_ATTR in op.attributes))
 
 
 def _lengths(t: Attribute) -> Any:

@@ -885,6 +885,21 @@ class AttentionMaskHelpers(nn.Module):
 CASES["attention_mask_helpers"] = (AttentionMaskHelpers, sign_inputs())
 
 
+class AugmentedItemAssign(nn.Module):
+    """`z[i] += v`, `z[:, j] *= 2`, `z[mask] -= v`: read, update, write back."""
+
+    def forward(self, x):
+        z = torch.zeros(3, 4)
+        z[0] += x[0]
+        z[:, 1] *= 2
+        z[:, 2] += 1.5
+        z[z.sum(-1) > 0.5] -= x[0, 0]
+        return z * x.sum()
+
+
+CASES["augmented_item_assign"] = (AugmentedItemAssign, sign_inputs())
+
+
 def check_matches_eager(name: str, **compile_options) -> None:
     """Compile case `name` and compare it with eager on all its inputs (type and values)."""
     import dycl

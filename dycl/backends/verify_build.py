@@ -1,0 +1,136 @@
+"""Every build checked against the sub-DNN's own torch graph before it is used.
+
+DL compilers and exporters differ from eager PyTorch in places: simplifications
+that assume no NaN (`x != x` is false, `x * 0` is 0), lowerings that truncate
+where torch floors (`//` through ONNX), an `alpha` or a dtype promotion dropped,
+sizes assumed from the example (Inductor's adaptive pooling at other image
+sizes). So each build runs a few probes against the torch graph it was built
+from; a difference is a build failure, and the next backend of the chain takes
+the sub-DNN (the torch backend, last, is the graph itself).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+import torch
+
+from dycl.backends.base import SubgraphSpec, Target, get_backend
+from dycl.backends.shape_guards import guards_file
+
+# 0 and 1 (an expert no token chose: special cases to torch.export), and odd sizes,
+# neither multiples of the example size nor of the usual strides.
+PROBE_SIZES = (0, 1, 37, 45)
+
+
+def load_built(backend: str, directory: Path, file: str, target: Target) -> Any:
+    """The callable of a built sub-DNN, through the same loader the host program uses."""
+    namespace: dict[str, Any] = {"os": os, "json": json}
+    exec(get_backend(backend).loader_source(), namespace)  # noqa: S102 (our own loader source)
+    return namespace[f"load_{backend}"](str(directory / file), target.to_json())
+
+
+def _resized(spec: SubgraphSpec, size: int, seed: int) -> list[Any]:
+    gen = torch.Generator().manual_seed(seed)
+    dynamic = set(spec.dynamic)
+    out = []
+    for i, x in enumerate(spec.example_inputs):
+        shape = [size if (i, k) in dynamic else n for k, n in enumerate(x.shape)]
+        if x.dtype.is_floating_point:
+            out.append(torch.randn(shape, generator=gen).to(x.dtype))
+        elif x.dtype == torch.bool:
+            out.append(torch.randint(0, 2, shape, generator=gen).bool())
+        else:
+            out.append(torch.randint(0, 2, shape, generator=gen).to(x.dtype))
+    return out
+
+
+def _leaves(v: Any) -> list[Any]:
+    from dycl.pyregion import to_torch
+
+    v = to_torch(v)
+    return [x for x in (v if isinstance(v, (tuple, list)) else [v])]
+
+
+# Values a float input is probed with, one at a time, where compilers cut corners:
+# NaN and inf (fast-math simplifications, clamps to FLT_MAX), signed zeros, and
+# magnitudes past exp's range (log-sigmoid, softplus).
+SPECIAL_VALUES = (float("nan"), float("inf"), float("-inf"), -0.0, 0.0, 100.0, -100.0, 1e30, -1e30)
+
+
+def _probes(spec: SubgraphSpec) -> list[tuple[str, list[Any]]]:
+    """(what, inputs): the examples, larger and negative values, integers with
+    negative values, each special value, and other sizes of dynamic dimensions."""
+    base = list(spec.example_inputs)
+    out = [("its example inputs", base)]
+    scaled = [x * 7 if isinstance(x, torch.Tensor) and x.is_floating_point() else x for x in base]
+    out.append(("larger values", scaled))
+    signed = [((torch.arange(x.numel()) * 5) % 15 - 7).reshape(x.shape).to(x.dtype)  # -7..7, both signs
+              if isinstance(x, torch.Tensor) and not x.is_floating_point() and x.dtype != torch.bool else x
+              for x in base]
+    out.append(("negative integers", signed))
+    floats = [i for i, x in enumerate(base) if isinstance(x, torch.Tensor) and x.is_floating_point() and x.numel()]
+    # Each float input on its own (`remainder(x, inf)`), or all at once where there are many.
+    groups = [[i] for i in floats] if len(floats) <= 3 else [floats]
+    for v in SPECIAL_VALUES:
+        for group in groups:
+            poisoned = list(base)
+            for i in group:
+                poisoned[i] = base[i].clone()
+                poisoned[i].view(-1)[0] = v
+            out.append((f"an input holding {v}", poisoned))
+    if spec.dynamic:
+        out += [(f"size {size} of its dynamic dimensions", _resized(spec, size, k))
+                for k, size in enumerate(PROBE_SIZES)]
+    return out
+
+
+def _same(want: Any, got: Any) -> bool:
+    if not isinstance(want, torch.Tensor):
+        return True  # host scalars and structure: compared by the host's own checks
+    got = torch.as_tensor(got)
+    if got.shape != want.shape or got.dtype != want.dtype:
+        return False
+    if not want.is_floating_point():
+        return bool(torch.equal(got, want))
+    if not (torch.equal(want.isnan(), got.isnan()) and torch.equal(want.isinf(), got.isinf())):
+        return False
+    inf = want.isinf()
+    if not torch.equal(want[inf], got[inf]):
+        return False
+    finite = ~(want.isnan() | inf)
+    return bool(torch.allclose(got[finite].double(), want[finite].double(), rtol=1e-3, atol=1e-4))
+
+
+def check_build(backend: str, spec: SubgraphSpec, out_dir: Path, file: str, target: Target) -> str | None:
+    """Why the built sub-DNN differs from its own torch graph on some probe, or None.
+
+    Probes: the example inputs, larger and negative values, each special value, and
+    for dynamic dimensions two other sizes. Where the torch graph itself raises on a
+    probe (an index out of range), or the shape guards refuse its sizes, the probe
+    is skipped. The torch backend is the reference and is not checked.
+    """
+    if backend == "torch" or target.kind != "llvm":
+        return None
+    path = guards_file(out_dir, file.split(".", 1)[0])
+    guards = json.loads(path.read_text()) if path.exists() else []
+    run = load_built(backend, out_dir, file, target)
+    scope = {"__builtins__": {}, "max": max, "min": min, "abs": abs}
+    for what, inputs in _probes(spec):
+        if not all(eval(g, scope, {"a": inputs}) for g in guards):  # noqa: S307 (our own guard text)
+            continue  # the host refuses these sizes anyway
+        try:
+            with torch.no_grad():
+                want = _leaves(spec.graph_module(*inputs))
+        except Exception:  # noqa: BLE001 (the sub-DNN itself does not take these inputs)
+            continue
+        try:
+            got = _leaves(run(*inputs))
+        except Exception as e:  # noqa: BLE001
+            return f"it fails on {what}: {type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}"
+        if len(got) != len(want) or not all(_same(w, g) for w, g in zip(want, got)):
+            return f"it gives other results than its torch graph on {what}"
+    return None

@@ -1,0 +1,114 @@
+"""Every build is checked against its sub-DNN's own torch graph before use
+(dycl/backends/verify_build.py): backends that differ from eager on ordinary or
+special inputs hand the sub-DNN on, and the compiled model equals eager. Each case
+here was a silent wrong answer of some backend."""
+
+import dataclasses
+
+import pytest
+import torch
+from torch import nn
+
+import dycl
+
+pytestmark = pytest.mark.slow
+
+
+class Alpha(nn.Module):  # TVM 0.27 dropped alpha
+    def forward(self, x, y):
+        return torch.sub(x, y, alpha=2), torch.add(x, y, alpha=3)
+
+
+class FloorDivide(nn.Module):  # ONNX's Div truncates
+    def forward(self, x):
+        b = (x * 10).long()
+        return b // 3, x // 2, torch.floor_divide(b, -3)
+
+
+class IntTimesFloat(nn.Module):  # TVM kept the integer dtype
+    def forward(self, x):
+        i = (x * 10).to(torch.int32)
+        return i * 1.5 + 0.25, i / 4
+
+
+class NanChecks(nn.Module):  # TVM simplified x != x to false
+    def forward(self, x):
+        h = x * 2
+        return torch.where(h != h, torch.zeros_like(h), h), (h == h).all(), x * 0
+
+
+class RightShift(nn.Module):  # ONNX shifted negative integers logically
+    def forward(self, i):
+        return i >> 1
+
+
+class HalfCast(nn.Module):  # Inductor kept float32 through .half()
+    def forward(self, x):
+        return x.half().float() + x, x.to(torch.bfloat16).float()
+
+
+def _inputs(name):
+    x = torch.tensor([[-1.05, -0.2, 0.5, -2.0], [1.3, -0.77, 2.5, 0.01]])
+    special = x.clone()
+    special[0, 0], special[1, 1] = float("nan"), float("inf")
+    if name == "Alpha":
+        return [[x, torch.ones(2, 4)], [special, x]]
+    if name == "RightShift":
+        return [[torch.tensor([[-7, -1, 7, -8]])]]
+    return [[x], [special]]
+
+
+def _same(a, b):
+    if isinstance(a, (tuple, list)):
+        return len(a) == len(b) and all(_same(p, q) for p, q in zip(a, b))
+    b = torch.as_tensor(b)
+    if a.dtype != b.dtype or a.shape != b.shape:
+        return False
+    if not a.is_floating_point():
+        return torch.equal(a, b)
+    return torch.equal(a.isnan(), b.isnan()) and torch.allclose(a.nan_to_num(), b.nan_to_num(), atol=1e-6)
+
+
+@pytest.mark.parametrize("backend", ["tvm", "onnxruntime"])
+@pytest.mark.parametrize("cls", [Alpha, FloorDivide, IntTimesFloat, NanChecks, RightShift])
+def test_builds_that_differ_from_their_torch_graph_are_not_used(cls, backend):
+    model = cls().eval()
+    cases = _inputs(cls.__name__)
+    cm = dycl.compile(model, cases[0], backend=backend, fallback="error")
+    for args in cases:
+        assert _same(model(*args), cm(*args)), (cls.__name__, backend, args)
+
+
+def test_inductor_rounds_casts_as_eager():
+    model = HalfCast().eval()
+    x = torch.tensor([[-1.2, 0.1, 3.3775, 7.0001]])
+    cm = dycl.compile(model, [x], backend="inductor", fallback="error")
+    assert {s["backend"] for s in cm.subgraphs.values()} == {"inductor"}  # correct by itself, not by fallback
+    assert _same(model(x), cm(x))
+
+
+@dataclasses.dataclass
+class EncoderOutput:
+    last_hidden_state: torch.Tensor
+    pooled: torch.Tensor
+
+
+class DataclassOut(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(4, 4)
+
+    def forward(self, x):
+        h = torch.tanh(self.fc(x))
+        return EncoderOutput(h, h.mean(0))
+
+
+def test_dataclass_outputs_hold_torch_tensors():
+    torch.manual_seed(0)
+    model = DataclassOut().eval()
+    x = torch.randn(2, 4)
+    out = dycl.compile(model, [x], backend="tvm")(x)
+    assert isinstance(out, EncoderOutput)
+    assert type(out.last_hidden_state) is torch.Tensor and type(out.pooled) is torch.Tensor
+    with torch.no_grad():
+        assert torch.allclose(out.last_hidden_state, model(x).last_hidden_state, atol=1e-6)
