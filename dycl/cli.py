@@ -19,6 +19,8 @@ def input_signature(specs: list[str], dims: list[str] | None) -> Any:
     --dim ranges as one signature (dycl/signature.py)."""
     from dycl.signature import Signature
 
+    for spec in specs:  # errors name the option they are in
+        Signature.parse(spec, what=f"--input '{spec}'")
     return Signature.parse(", ".join(specs), dims or [])
 
 

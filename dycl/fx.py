@@ -20,7 +20,7 @@ from dycl.diagnostics import PassError
 from dycl.dialects import dycl as d
 from dycl.frontend.values import resolve_qualname
 from dycl.passes.shape_inference import arith_constant_value, python_constant
-from dycl.types import dtype_of
+from dycl.types import dim_names, dtype_of
 
 
 def dense_to_tensor(attr: DenseIntOrFPElementsAttr) -> torch.Tensor:
@@ -51,24 +51,35 @@ def dynamic_dims(fn: func.FuncOp) -> tuple[tuple[int, int], ...]:
                  for k, n in enumerate(t.get_shape()) if n < 0)
 
 
+def dynamic_names(fn: func.FuncOp) -> tuple[str, ...]:
+    """The name (a size expression of named dimensions, or "") of each dynamic_dims entry."""
+    types = fn.function_type.inputs.data
+    return tuple(dim_names(types[i])[k] for i, k in dynamic_dims(fn))
+
+
 def subgraph_spec(fn: func.FuncOp, model: nn.Module) -> SubgraphSpec:
     """What a backend needs to build the sub-DNN `fn`."""
-    return SubgraphSpec(fn.sym_name.data, to_graph_module(fn, model), example_inputs(fn), dynamic=dynamic_dims(fn))
+    spec = SubgraphSpec(fn.sym_name.data, to_graph_module(fn, model), [], dynamic=dynamic_dims(fn),
+                        dynamic_names=dynamic_names(fn))
+    spec.example_inputs = example_inputs(fn, spec=spec)
+    return spec
 
 
-def example_inputs(fn: func.FuncOp, seed: int = 0) -> list[torch.Tensor]:
+def example_inputs(fn: func.FuncOp, seed: int = 0, spec: SubgraphSpec | None = None) -> list[torch.Tensor]:
     """Random inputs of the function's input types (for export and tuning); a
-    dynamic dimension gets DYNAMIC_EXAMPLE_SIZE."""
+    dynamic dimension gets DYNAMIC_EXAMPLE_SIZE (with `spec`, related dimensions
+    related sizes: `2*b` twice `b`)."""
     gen = torch.Generator().manual_seed(seed)
+    sizes = {d: spec.example_size(k, DYNAMIC_EXAMPLE_SIZE) for k, d in enumerate(spec.dynamic)} if spec else {}
     out = []
-    for t in fn.function_type.inputs.data:
+    for i, t in enumerate(fn.function_type.inputs.data):
         if t in _SCALAR_EXAMPLES:  # host scalars enter sub-DNNs as 0-d tensors
             out.append(_SCALAR_EXAMPLES[t]())
             continue
         if not isinstance(t, TensorType):
             raise PassError(f"sub-DNN @{fn.sym_name.data} takes a non-tensor input of type {t}", fn)
         dtype = dtype_of(t.element_type)
-        shape = [n if n >= 0 else DYNAMIC_EXAMPLE_SIZE for n in t.get_shape()]
+        shape = [n if n >= 0 else sizes.get((i, k), DYNAMIC_EXAMPLE_SIZE) for k, n in enumerate(t.get_shape())]
         if dtype.is_floating_point:
             out.append(torch.randn(shape, generator=gen).to(dtype))
         elif dtype == torch.bool:

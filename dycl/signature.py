@@ -93,10 +93,10 @@ class Signature:
     # ------------------------------------------------------------ building
 
     @staticmethod
-    def parse(text: str, dims: Iterable[str] = ()) -> Signature:
+    def parse(text: str, dims: Iterable[str] = (), what: str = "input signature") -> Signature:
         """`"b x 8 x f32, b x i64"` with `["b=1..64"]`, or the whole `text()` form
-        (`"b x 8 x f32, b x i64; b=1..64"`)."""
-        full = _parse(text, "full", "input signature")
+        (`"b x 8 x f32, b x i64; b=1..64"`). `what` names the text in errors."""
+        full = _parse(text, "full", what)
         tree, ranges = full.children[0], [_range(r) for r in full.children[1:]]
         inputs: list[InputSpec] = []
         anonymous = 0

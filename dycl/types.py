@@ -88,16 +88,44 @@ SIGNATURE_ATTR = "dycl.signature"
 
 
 def signature_types(types: list[Attribute], signature: Any) -> list[Attribute]:
-    """The argument types with the signature's symbolic dimensions dynamic (`?`)."""
+    """The argument types with the signature's symbolic dimensions dynamic and
+    named (`tensor<?x8xf32, ["b", ""]>`)."""
     if signature is None or not signature.dynamic:
         return types
     out: list[Attribute] = []
     for t, spec in zip(types, signature.inputs):
         if isinstance(t, TensorType):
-            t = TensorType(t.element_type, [DYNAMIC_INDEX if isinstance(s, str) else n
-                                            for n, s in zip(t.get_shape(), spec.dims)])
+            names = [s if isinstance(s, str) and not s.startswith("?") else "" for s in spec.dims]
+            t = with_dim_names(TensorType(t.element_type, [DYNAMIC_INDEX if isinstance(s, str) else n
+                                                           for n, s in zip(t.get_shape(), spec.dims)]), names)
         out.append(t)
     return out
+
+
+def with_dim_names(t: TensorType, names: list[str]) -> TensorType:
+    """`t` with its dynamic dimensions named (the tensor encoding: one string per
+    dimension, "" for a size or an unnamed `?`); no names, no encoding."""
+    from xdsl.dialects.builtin import ArrayAttr, StringAttr
+
+    shape = t.get_shape()
+    names = [n if shape[k] < 0 else "" for k, n in enumerate(names)]
+    if not any(names):
+        return TensorType(t.element_type, shape)
+    return TensorType(t.element_type, shape, ArrayAttr([StringAttr(n) for n in names]))
+
+
+def dim_names(t: Attribute) -> list[str]:
+    """The names of a tensor type's dimensions ("" where none): a name relates the
+    dimensions that carry it (one size on a call), across values and functions."""
+    from xdsl.dialects.builtin import ArrayAttr, StringAttr
+
+    if not isinstance(t, TensorType):
+        return []
+    enc = t.encoding
+    rank = len(t.get_shape())
+    if isinstance(enc, ArrayAttr) and len(enc.data) == rank and all(isinstance(e, StringAttr) for e in enc.data):
+        return [e.data for e in enc.data]
+    return [""] * rank
 
 
 def mark_signature(f: Any, signature: Any) -> None:

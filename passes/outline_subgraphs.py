@@ -109,7 +109,16 @@ def outline(module: ModuleOp, region_op: d.TensorRegionOp, name: str) -> func.Fu
             mapping[v] = clone.results[0]
             return mapping[v]
         if v.type == d.PYOBJ:
-            raise PassError("a Python object computed at run time cannot enter a sub-DNN", region_op)
+            user = next((u.operation for u in v.uses if region_op.is_ancestor(u.operation)), region_op)
+            if isinstance(owner, d.CallFunctionOp):
+                made = f"{owner.name} '{owner.target.data}'"
+            elif isinstance(owner, d.CallMethodOp):
+                made = f"{owner.name} '{owner.method.data}'"
+            else:
+                made = owner.name if isinstance(owner, Operation) else "a function argument"
+            name = f"'{v.name_hint}' " if v.name_hint else ""
+            raise PassError(f"a Python object computed at run time ({name}made by {made}) cannot enter a sub-DNN: "
+                            f"its value is not known when the sub-DNN is built", user)
         leaves = _unpack(v, host_before.append)
         args = []
         for leaf in leaves:

@@ -23,6 +23,7 @@ from xdsl.dialects.builtin import (
     NoneType,
     StringAttr,
     TensorType,
+    TupleType,
     UnitAttr,
     f64,
     i1,
@@ -38,7 +39,7 @@ from dycl.dialects import dycl as d
 from dycl.frontend.values import resolve_qualname
 from dycl.models import model_of
 from dycl.signature import Signature
-from dycl.types import SIGNATURE_ATTR, dtype_of, signature_types, type_of_value
+from dycl.types import SIGNATURE_ATTR, dtype_of, signature_types, type_of_value, with_dim_names
 
 
 @contextmanager
@@ -81,6 +82,7 @@ class _Inferrer:
         self.mode = FakeTensorMode(allow_non_fake_inputs=True, shape_env=ShapeEnv())
         self.env: dict[SSAValue, Any] = {}
         self.breaks: list[list[Any]] = []
+        self.symbol_names: dict[Any, str] = {}  # size symbol of a signature's named dimension -> name
 
     # -------------------------------------------------------------- values
 
@@ -105,9 +107,10 @@ class _Inferrer:
         with self.mode:
             return torch.empty(shape, dtype=dtype_of(t.element_type))
 
-    def set(self, v: SSAValue, value: Any) -> SSAValue:
+    def set(self, v: SSAValue, value: Any, joined: list[Any] | None = None) -> SSAValue:
+        """`v` holds `value` (one of `joined`, the values of the paths that meet here)."""
         value = _symbolic_scalar(value)
-        t = value.type if isinstance(value, Unknown) else type_of_value(value)
+        t = value.type if isinstance(value, Unknown) else self.named_type(value, joined or [value])
         if v.type != t:
             if not d.type_accepts(v.type, t) and v.type != d.PYOBJ:
                 owner = v.owner if isinstance(v.owner, Operation) else v.owner.parent_op()
@@ -183,9 +186,40 @@ class _Inferrer:
             if (not isinstance(t, TensorType) or t != want or len(spec.dims) != len(t.get_shape())
                     or str(dtype_of(t.element_type)).removeprefix("torch.") != spec.dtype):
                 raise PassError(f"{SIGNATURE_ATTR}: input {k} is {spec.text()}, the argument is {t} "
-                                "(a named or ? dimension is dynamic, ?, in the type)", f)
+                                f"(expected {want}: a named dimension is ? in the type, with its name)", f)
             out.append([d if isinstance(d, str) else None for d in spec.dims])
         return out, dict(sig.ranges)
+
+    def named_type(self, value: Any, joined: list[Any]) -> Attribute:
+        """The type of `value`, its dimensions that are the signature's symbols (or
+        expressions of them) named, where every path in `joined` agrees."""
+        t = type_of_value(value)
+        if not self.symbol_names:
+            return t
+        if isinstance(t, TensorType) and isinstance(value, torch.Tensor):
+            per_path = [self.dim_names(x) for x in joined]
+            return with_dim_names(t, [n if all(len(p) > k and p[k] == n for p in per_path) else ""
+                                      for k, n in enumerate(per_path[0])])
+        if isinstance(t, TupleType) and isinstance(value, (tuple, list)):
+            return TupleType(tuple(self.named_type(v, [j[i] if isinstance(j, (tuple, list)) and len(j) > i else v
+                                                       for j in joined]) for i, v in enumerate(value)))
+        return t
+
+    def dim_names(self, value: Any) -> list[str]:
+        """Per dimension of a (fake) tensor, its size as an expression of the named
+        symbols (`b`, `2*b`), or "" for a size or an unnamed one."""
+        import sympy
+
+        if not isinstance(value, torch.Tensor):
+            return []
+        out = []
+        for n in value.shape:
+            expr = n.node.expr if isinstance(n, torch.SymInt) else None
+            if expr is None or not expr.free_symbols or not expr.free_symbols <= set(self.symbol_names):
+                out.append("")
+                continue
+            out.append(str(expr.xreplace({s: sympy.Symbol(self.symbol_names[s]) for s in expr.free_symbols})))
+        return out
 
     def symbol(self, name: str | None, sizes: dict[str, Any], names: Any) -> Any:
         """The size symbol of a named dimension, one per name, within its range."""
@@ -199,6 +233,7 @@ class _Inferrer:
             if hi is not None:
                 torch._check(n <= hi)
             sizes[name] = n
+            self.symbol_names[n.node.expr] = name
         return sizes[name]
 
     def run_block(self, block: Block, returns: list[list[Attribute]]) -> list[Any] | None:
@@ -326,13 +361,14 @@ class _Inferrer:
                     op,
                     "per-path signatures are not supported yet; make both branches produce the same shape",
                 )
-            self.set(r, live[0][i])
+            self.set(r, live[0][i], [o[i] for o in live])
 
     def run_loop(self, op: Operation, block: Block, inits: list[Any], returns: list[list[Attribute]]) -> None:
         saved, self.breaks = self.breaks, []
         out = self.run_block_with_args(block, inits, returns)
         carried = inits[1:] if isinstance(op, d.ForOp) else inits
-        for vals in ([out] if out is not None else []) + self.breaks:
+        ends = ([out] if out is not None else []) + self.breaks
+        for vals in ends:
             for i, (a, b) in enumerate(zip(carried, vals)):
                 ta = a.type if isinstance(a, Unknown) else type_of_value(a)
                 tb = b.type if isinstance(b, Unknown) else type_of_value(b)
@@ -343,7 +379,8 @@ class _Inferrer:
                         "run unroll-loops first so each iteration gets its own types",
                     )
         self.breaks = saved
-        self.set_results(op, carried)
+        for k, (r, v) in enumerate(zip(list(op.results), carried)):
+            self.set(r, v, [v, *(vals[k] for vals in ends)])
 
     def constant_value(self, op: d.ConstantOp) -> Any:
         v = op.value

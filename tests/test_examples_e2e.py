@@ -25,7 +25,11 @@ def test_example_matches_eager(name, backend):
     cm = dycl.compile(model, mod.example_inputs(), backend=backend)
     paths = mod.branch_inputs()
     assert len(paths) >= 2
-    assert cm.report.fallbacks == []  # every sub-DNN compiled by the backend asked for
+    # Every sub-DNN compiled by the backend asked for; but the router's GELU gives NaN
+    # at +inf in eager (torch's vectorised kernel, 4+ elements; the limit is inf, which
+    # TVM and ONNX Runtime return), so that sub-DNN is handed down to one that agrees.
+    expected_notes = {"router": "on an input holding inf"}
+    assert all(expected_notes.get(name, "\0") in note for note in cm.report.fallbacks), cm.report.fallbacks
     assert cm.fallbacks == []  # and nothing of the zoo runs as Python (a frontend regression would hide there)
     with torch.no_grad():
         for x in paths.values():

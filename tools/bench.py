@@ -2,6 +2,7 @@
 
     python -m tools.bench [--models early_exit,branchy,...] [--backends auto,tvm,onnxruntime,torch,fastest]
                           [--runs N] [--warmup N] [--target llvm|cuda] [--json out.json] [--no-torch-compile]
+                          [--batches 1,8]
 
 For every model in examples/ (or those named) and every path input of its
 `branch_inputs()` (the inputs `dycl demo` uses to drive each path), it times
@@ -262,6 +263,75 @@ def bench_model(name: str, args: argparse.Namespace, work: Path) -> dict[str, An
     return result
 
 
+def bench_batches(name: str, args: argparse.Namespace, work: Path) -> dict[str, Any]:
+    """One model compiled once for every batch size (`dynamic=True`: the first
+    dimension of each input is `b`) and torch.compile(dynamic=True), timed at each
+    of `--batches` round-robin with eager; each path's inputs repeated to the batch.
+    A path whose Python needs batch 1 (`if mask:` on a per-row mask) is reported as
+    eager refusing that batch, and the compiled model must refuse it too."""
+    model, inputs, paths = load_example(str(model_path(name)))
+    model.eval()
+    out: dict[str, Any] = {"compile": {}, "latency_ms": {}, "error": {}, "eager_refuses": []}
+    compiled: dict[str, Any] = {}
+    for backend in args.backends:
+        try:
+            start = time.perf_counter()
+            compiled[backend] = dycl_compile(model, inputs, backend, work / name / f"{backend}-dynamic")
+            out["compile"][backend] = {"status": "ok", "seconds": time.perf_counter() - start}
+        except Exception as e:
+            out["compile"][backend] = {"status": "failed", "reason": one_line(e)}
+    torch._dynamo.reset()
+    tc = torch.compile(model, dynamic=True) if args.torch_compile else None
+    with torch.no_grad():
+        for b in args.batches:
+            for p, x in paths.items():
+                key = f"{p}@b{b}"
+                xs = tuple(t.repeat(b, *[1] * (t.dim() - 1)) if t.dim() else t for t in x)
+                try:
+                    reference = model(*xs)
+                except Exception:
+                    out["eager_refuses"].append(key)
+                    for backend, cm in compiled.items():
+                        try:
+                            cm(*xs)
+                            out["error"].setdefault(key, {})[backend] = math.inf  # eager raises, dycl returns
+                        except Exception:
+                            pass
+                    continue
+                runners: dict[str, Callable[[], Any]] = {"eager": lambda xs=xs: model(*xs)}
+                if tc is not None:
+                    runners["torch.compile"] = lambda xs=xs: tc(*xs)
+                for backend, cm in compiled.items():
+                    out["error"].setdefault(key, {})[backend] = error(reference, cm(*xs))
+                    runners[backend] = lambda cm=cm, xs=xs: cm(*xs)
+                out["latency_ms"][key] = interleaved_ms(runners, args.runs, args.warmup, lambda: None)
+    tol = TOLERANCE
+    out["mismatches"] = [f"{k}/{b}" for k, errs in out["error"].items() for b, e in errs.items() if not e <= tol]
+    return out
+
+
+def dycl_compile(model: torch.nn.Module, inputs: list[torch.Tensor], backend: str, out_dir: Path) -> Any:
+    import dycl
+
+    return dycl.compile(model, inputs, backend=backend, out_dir=out_dir, dynamic=True)
+
+
+def print_batches(name: str, r: dict[str, Any], backends: Sequence[str]) -> None:
+    print(f"\n{name} (compiled once, dynamic=True)")
+    cols = ["eager", "torch.compile", *backends]
+    rows = []
+    for key, lat in r["latency_ms"].items():
+        rows.append([key, *[_ms(lat.get(c)) for c in cols],
+                     *[_x(lat["eager"] / lat[b]) if lat.get(b) else "-" for b in backends]])
+    print(table(["path@batch", *[f"{c} ms" for c in cols], *[f"{b} vs eager" for b in backends]], rows,
+                [False, *[True] * (len(cols) + len(backends))]))
+    if r["eager_refuses"]:
+        print(f"  eager refuses (and so does dycl): {', '.join(r['eager_refuses'])}")
+    for b, c in r["compile"].items():
+        if c["status"] != "ok":
+            print(f"  {b}: compile failed: {c['reason']}")
+
+
 # ------------------------------------------------------------------ printing
 
 def table(header: Sequence[str], rows: list[Sequence[str]], right: Sequence[bool]) -> str:
@@ -378,6 +448,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--warmup", type=int, default=10, help="untimed calls before each measurement")
     p.add_argument("--target", default="llvm", choices=["llvm", "cuda"])
     p.add_argument("--json", metavar="OUT", help="write every number to this JSON file")
+    p.add_argument("--batches", type=lambda v: [int(b) for b in _csv(v)], default=None,
+                   help="e.g. 1,8: compile each model once with dynamic=True and time it at these batch sizes "
+                        "(instead of the per-backend table)")
     p.add_argument("--no-torch-compile", dest="torch_compile", action="store_false", help="skip torch.compile")
     p.add_argument("--no-oracle", dest="oracle", action="store_false",
                    help="skip the path oracle (each path traced whole, run by ONNX Runtime with I/O binding)")
@@ -418,20 +491,25 @@ def main(argv: list[str] | None = None) -> int:
     print(f"machine: {machine['platform']}, {machine['cpus']} CPUs, torch {machine['torch']} "
           f"({machine['torch_threads']} threads)"
           + (f", {machine['gpu']}" if "gpu" in machine else ""))
-    print(f"target {args.target}; median of {args.runs} calls after {args.warmup} warmup calls; batch as in "
-          "each example's inputs")
+    batches = f"batch sizes {', '.join(map(str, args.batches))}" if args.batches else "batch as in each example's inputs"
+    print(f"target {args.target}; median of {args.runs} calls after {args.warmup} warmup calls; {batches}")
     results: dict[str, Any] = {}
     with tempfile.TemporaryDirectory(prefix="dycl-bench-") as work:
         for name in names:
-            results[name] = bench_model(name, args, Path(work))
-            print_model(name, results[name], args.backends)
-    print_summary(results, args.backends)
+            if args.batches:
+                results[name] = bench_batches(name, args, Path(work))
+                print_batches(name, results[name], args.backends)
+            else:
+                results[name] = bench_model(name, args, Path(work))
+                print_model(name, results[name], args.backends)
+    if not args.batches:
+        print_summary(results, args.backends)
 
     mismatches = [f"{n}/{m}" for n, r in results.items() for m in r["mismatches"]]
     failures = [f"{n}/{b}" for n, r in results.items() for b in args.backends if r["compile"][b]["status"] != "ok"]
     if args.json:
         settings = {k: getattr(args, k) for k in ("backends", "runs", "warmup", "target", "threads", "torch_compile",
-                                                "cold_cache")}
+                                                "cold_cache", "batches")}
         doc = {"machine": machine, "settings": settings, "models": results,
                "mismatches": mismatches, "compile_failures": failures}
         Path(args.json).write_text(json.dumps(finite(doc), indent=2, default=str) + "\n")

@@ -30,7 +30,7 @@ MARGIN = 0.95  # a candidate must take at most this share of the other's time in
 MAJORITY = 0.75  # ... and less time in at least this share of the rounds
 ROUNDS = 15
 ROUND_SECONDS = 0.002  # per candidate per round: enough calls to rise above timer noise
-POLICY_VERSION = "auto-2"  # bumped when measuring changes: old decisions are not reused
+POLICY_VERSION = "auto-3"  # bumped when measuring changes: old decisions are not reused
 
 
 @dataclass

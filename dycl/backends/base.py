@@ -55,6 +55,24 @@ class SubgraphSpec:
     # (input, dimension) pairs whose size is known only at run time (`?` in the
     # sub-DNN's type, e.g. the rows a boolean mask selected): built for any size.
     dynamic: tuple[tuple[int, int], ...] = ()
+    # Each dynamic dimension's size as an expression of the signature's named
+    # dimensions (`b`, `2*b`), "" where unnamed: related dimensions get related
+    # example sizes.
+    dynamic_names: tuple[str, ...] = ()
+
+    def example_size(self, k: int, base: int) -> int:
+        """The size of dynamic dimension `k` when each named dimension is `base`."""
+        name = self.dynamic_names[k] if k < len(self.dynamic_names) else ""
+        if not name:
+            return base
+        try:
+            import sympy
+
+            expr = sympy.sympify(name)
+            value = int(expr.subs({s: base for s in expr.free_symbols}))
+        except Exception:  # noqa: BLE001 (an expression sympy cannot evaluate: the plain size)
+            return base
+        return value if value >= 0 else base
 
 
 class Backend(ABC):

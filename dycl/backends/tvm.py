@@ -135,6 +135,14 @@ def _keep_nan_mutator():  # a class made on first use: it needs TVM
             if not isinstance(call.op, ir.Op) or not call.args or not floating(call.args[0]):
                 return call
             name, x = call.op.name, call.args[0]
+            if name == "relax.multiply":
+                # x * 0 is NaN for x = NaN or +-inf; TVM's simplifier makes it 0 (a
+                # zero-padding shortcut, `torch.cat([x, x.mul(0)], 1)`, hits this).
+                for a, b in ((call.args[0], call.args[1]), (call.args[1], call.args[0])):
+                    if floating(a) and isinstance(b, ir.expr.Constant) and not b.value.numpy().any():
+                        nonfinite = self.builder_.emit(R.logical_not(R.isfinite(a)))
+                        return R.where(nonfinite, relax.const(float("nan"), a.ty.dtype), call)
+                return call
             if name in ("relax.nn.relu", "relax.clip"):
                 return R.where(R.isnan(x), x, call)
             if name in ("relax.maximum", "relax.minimum") and floating(call.args[1]):

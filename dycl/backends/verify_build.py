@@ -35,10 +35,10 @@ def load_built(backend: str, directory: Path, file: str, target: Target) -> Any:
 
 def _resized(spec: SubgraphSpec, size: int, seed: int) -> list[Any]:
     gen = torch.Generator().manual_seed(seed)
-    dynamic = set(spec.dynamic)
+    sizes = {d: spec.example_size(k, size) for k, d in enumerate(spec.dynamic)}  # `2*b` twice `b`
     out = []
     for i, x in enumerate(spec.example_inputs):
-        shape = [size if (i, k) in dynamic else n for k, n in enumerate(x.shape)]
+        shape = [sizes.get((i, k), n) for k, n in enumerate(x.shape)]
         if x.dtype.is_floating_point:
             out.append(torch.randn(shape, generator=gen).to(x.dtype))
         elif x.dtype == torch.bool:
