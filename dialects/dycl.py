@@ -158,8 +158,24 @@ def is_host_scalar_type(t: Attribute) -> bool:
 
 def type_accepts(expected: Attribute, got: Attribute) -> bool:
     """`got` may flow where `expected` is declared: equal, `expected` not inferred
-    yet, or `expected` an opaque Python object (which any value can be)."""
-    return expected == got or expected == ANY or expected == PYOBJ
+    yet, `expected` an opaque Python object (which any value can be), or the same
+    tensor type where `expected` names fewer dimensions (a join of paths that name a
+    dimension differently keeps it unnamed: `tensor<?x8xf32>` takes `["b", ""]`)."""
+    if expected == got or expected == ANY or expected == PYOBJ:
+        return True
+    if isinstance(expected, TupleType) and isinstance(got, TupleType):
+        return types_accept(expected.types.data, got.types.data)
+    return (isinstance(expected, TensorType) and isinstance(got, TensorType)
+            and expected.element_type == got.element_type and expected.get_shape() == got.get_shape()
+            and all(e in ("", g) for e, g in zip(_dim_names(expected), _dim_names(got))))
+
+
+def _dim_names(t: TensorType) -> list[str]:
+    enc = t.encoding
+    rank = len(t.get_shape())
+    if isinstance(enc, ArrayAttr) and len(enc.data) == rank and all(isinstance(e, StringAttr) for e in enc.data):
+        return [e.data for e in enc.data]
+    return [""] * rank if isinstance(enc, NoneAttr) else ["\0"] * rank  # another encoding: only equal types
 
 
 def types_accept(expected: Sequence[Attribute], got: Sequence[Attribute]) -> bool:

@@ -39,7 +39,15 @@ def make_inputs(specs: list[str], seed: int = 0, dims: list[str] | None = None) 
 
     gen = torch.Generator().manual_seed(seed)
     out = []
-    for shape, dtype in example_shapes(input_signature(specs, dims)):
+    sig = input_signature(specs, dims)
+    if sig.dynamic:
+        chosen = {}
+        for (shape, _), spec in zip(example_shapes(sig), sig.inputs):
+            chosen.update({d: n for d, n in zip(spec.dims, shape) if isinstance(d, str) and not d.startswith("?")})
+        print("dycl: note: example inputs use " + ", ".join(f"{k}={v}" for k, v in sorted(chosen.items()))
+              + " (each named dimension at the lowest size of its --dim range, at least 2; "
+              "raise it with --dim NAME=LOW..HIGH if the model needs more)", file=sys.stderr)
+    for shape, dtype in example_shapes(sig):
         dt = getattr(torch, dtype)
         if dt.is_floating_point:
             out.append(torch.randn(shape, generator=gen).to(dt))

@@ -143,11 +143,12 @@ class _Inferrer:
             except _SplitPaths:
                 continue  # the IR changed: infer again from the top
             except PassError as e:
-                if names and "data-dependent" in e.message:
+                if names and ("data-dependent" in e.message or "symbolic sizes" in e.message):
                     dims = ", ".join(sorted({n for per_arg in names[0] for n in per_arg if n and n[0] != "?"}))
+                    what = f"'{_op_label(e.op)}' " if e.op is not None else ""
                     raise SymbolicDimsError(
                         f"the input dimensions declared symbolic ({dims or '?'}) cannot stay symbolic here: "
-                        f"this needs their value ({e.message.removeprefix('shape inference failed: ')})", e.op,
+                        f"torch's {what}needs their value to compute this", e.op,
                         note="compile without them: dynamic='auto' compiles each new input shape on first use"
                     ) from None
                 raise
@@ -233,7 +234,8 @@ class _Inferrer:
             if hi is not None:
                 torch._check(n <= hi)
             sizes[name] = n
-            self.symbol_names[n.node.expr] = name
+            if not name.startswith("?"):  # `?`: a size of its own, related to nothing, unnamed
+                self.symbol_names[n.node.expr] = name
         return sizes[name]
 
     def run_block(self, block: Block, returns: list[list[Attribute]]) -> list[Any] | None:
@@ -535,6 +537,16 @@ def split_paths(op: d.IfOp) -> None:
         moved.detach()
         block.add_op(moved)
     else_block.add_op(d.YieldOp())
+
+
+def _op_label(op: Operation) -> str:
+    if isinstance(op, d.CallFunctionOp):
+        return op.target.data
+    if isinstance(op, d.CallMethodOp):
+        return f".{op.method.data}()"
+    if isinstance(op, d.CallModuleOp):
+        return op.path.data
+    return op.name
 
 
 def _first_size(t: torch.Tensor) -> Any:

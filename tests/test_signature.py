@@ -6,6 +6,7 @@ import copy
 import pytest
 import torch
 from torch import nn
+import torch.nn.functional as F
 
 import dycl
 from dycl.signature import Signature, parse_ranges
@@ -113,3 +114,25 @@ def test_signature_usage_errors():
     with pytest.raises(dycl.UsageError, match="dynamic=False asks for the example shapes only"):
         dycl.compile(Gate().eval(), [torch.randn(2, 8), torch.ones(2, dtype=torch.long)],
                      signature="b x 8 x f32, b x i64", dynamic=False)
+
+
+class Pool(nn.Module):
+    def forward(self, x):
+        if x.mean() > 0:
+            x = F.max_pool2d(x, 2)  # h and w are halved on one path only
+        return x.sum((2, 3)) * 2
+
+
+def test_named_dimensions_that_differ_between_paths_and_anonymous_ones():
+    torch.manual_seed(0)
+    cm = dycl.compile(Pool(), [torch.randn(2, 3, 8, 8)], backend="torch", signature="b x 3 x h x w x f32",
+                      fallback="error")
+    assert cm.subgraphs and not cm.fallbacks
+    for b, h, w in [(1, 4, 4), (3, 8, 10), (2, 9, 7)]:
+        for shift in (2.0, -2.0):
+            x = torch.randn(b, 3, h, w) + shift
+            assert torch.allclose(cm(x), Pool()(x), atol=1e-5), (b, h, w)
+    anonymous = dycl.compile(Pool(), [torch.randn(2, 3, 8, 8)], backend="torch", signature="? x 3 x 8 x 8 x f32",
+                             fallback="error")
+    x = torch.randn(5, 3, 8, 8) + 2
+    assert torch.allclose(anonymous(x), Pool()(x), atol=1e-5)

@@ -130,6 +130,8 @@ def check_build(backend: str, spec: SubgraphSpec, out_dir: Path, file: str, targ
         try:
             got = _leaves(run(*inputs))
         except Exception as e:  # noqa: BLE001
+            if what.startswith("size 0 "):
+                continue  # empty inputs some runtimes refuse (TVM's strides check): loud, never wrong
             return f"it fails on {what}: {type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}"
         if len(got) != len(want) or not all(_same(w, g) for w, g in zip(want, got)):
             return f"it gives other results than its torch graph on {what}"
