@@ -142,8 +142,19 @@ class BuildCache:
         key, file = self.lookup(backend, fn, model, target, out_dir, spec.name)
         if file is None:
             file = backend.build(spec, target, out_dir)
+            self.verify(backend.name, spec, out_dir, file, target)
             self.record(key, out_dir, file)
         return file
+
+    @staticmethod
+    def verify(backend: str, spec: SubgraphSpec, out_dir: Path, file: str, target: Target) -> None:
+        """Only builds that match their torch graph are used and cached (the cache key
+        covers dycl's sources, so every hit was checked by this same code)."""
+        from dycl.backends.verify_build import BuildMismatch, check_build
+
+        wrong = check_build(backend, spec, out_dir, file, target)
+        if wrong is not None:
+            raise BuildMismatch(wrong)
 
     def lookup(self, backend: Backend, fn: func.FuncOp, model: nn.Module, target: Target,
                out_dir: Path, name: str) -> tuple[str, str | None]:

@@ -318,9 +318,7 @@ def input_signature(inputs: list[Any], dynamic: bool | str, signature: str | Non
     if signature is None and not all(isinstance(x, torch.Tensor) for x in inputs):
         return Signature(())  # refused with its own diagnostic by the frontend
     if signature is not None:
-        sig = Signature.parse(signature, dims if not isinstance(dims, Mapping) else ())
-        if isinstance(dims, Mapping):
-            sig = Signature(sig.inputs, {**sig.ranges, **dims})
+        sig = Signature.parse(signature, dims)
         if sig.dynamic and dynamic is False:
             raise UsageError(f"the signature '{signature}' has symbolic dimensions, and dynamic=False asks "
                              "for the example shapes only")

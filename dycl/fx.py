@@ -125,7 +125,7 @@ def to_graph_module(fn: func.FuncOp, model: nn.Module) -> fx.GraphModule:
                 args, kwargs = _args(op, env)
                 target = resolve_qualname(op.target.data)
                 if op.target.data in _ARITHMETIC:
-                    args = _promote_bools(graph, op, args)
+                    args = _promote_operands(graph, op, args)
                 if op.target.data in _FLOOR_DIVIDE and any(isinstance(a, fx.Node) for a in args):
                     # torch floors; ONNX's Div (what the exporter makes of //) truncates
                     target, kwargs = torch.div, {**kwargs, "rounding_mode": "floor"}
@@ -145,7 +145,7 @@ def to_graph_module(fn: func.FuncOp, model: nn.Module) -> fx.GraphModule:
             case d.CallMethodOp():
                 args, kwargs = _args(op, env)
                 if op.method.data in _ARITHMETIC_METHODS:
-                    args = _promote_bools(graph, op, args)
+                    args = _promote_operands(graph, op, args)
                 if op.method.data in ("__floordiv__", "floor_divide"):
                     env[op.result] = graph.call_function(torch.div, tuple(args), {**kwargs, "rounding_mode": "floor"})
                 else:
@@ -183,7 +183,7 @@ _ARITHMETIC_METHODS = frozenset({"add", "sub", "mul", "div", "__add__", "__sub__
 _FLOOR_DIVIDE = frozenset({"_operator.floordiv", "torch.floor_divide"})
 
 
-def _promote_bools(graph: fx.Graph, op: d.CallFunctionOp | d.CallMethodOp, args: list[Any]) -> list[Any]:
+def _promote_operands(graph: fx.Graph, op: d.CallFunctionOp | d.CallMethodOp, args: list[Any]) -> list[Any]:
     """Operands of arithmetic cast to the result's dtype first where torch's
     promotion changes their kind: bool tensors with a non-bool result (TVM 0.27's
     importer casts the other operand to bool instead: `(i < 0) * 4` gives 1), and

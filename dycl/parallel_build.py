@@ -21,7 +21,7 @@ from tqdm import tqdm
 from xdsl.dialects import func
 
 from dycl.backends.base import Backend, BuildOptions, SubgraphSpec, Target, get_backend
-from dycl.backends.verify_build import check_build
+from dycl.backends.verify_build import BuildMismatch
 from dycl.build_cache import BuildCache
 from dycl.diagnostics import BackendError
 
@@ -48,8 +48,6 @@ def build_subgraphs(jobs: list[BuildJob], model: nn.Module, target: Target, out_
     pending: dict[str, list[BuildJob]] = {}  # build key → the jobs that share it
     for job in jobs:
         key, file = cache.lookup(job.backend, job.fn, model, target, out_dir, job.spec.name)
-        if file is not None and _checked(job.backend.name, job.spec, out_dir, file, target).startswith("error:"):
-            file = None  # built and cached before this check existed: built again, and refused
         if file is not None:
             results[job.spec.name] = Built(job.backend.name, file, 0.0)
         else:
@@ -73,7 +71,6 @@ def build_subgraphs(jobs: list[BuildJob], model: nn.Module, target: Target, out_
                 start = time.perf_counter()
                 try:
                     file = cache.build(backend, first.spec, first.fn, model, target, out_dir)
-                    file = _checked(backend.name, first.spec, out_dir, file, target)
                 except Exception as e:  # noqa: BLE001 (any failure moves down the chain)
                     file = f"error:{type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}"
                 seconds += time.perf_counter() - start
@@ -94,8 +91,11 @@ def build_subgraphs(jobs: list[BuildJob], model: nn.Module, target: Target, out_
 
 def _checked(backend: str, spec: SubgraphSpec, out_dir: Path, file: str, target: Target) -> str:
     """`file`, or an error where the build differs from its torch graph on a probe."""
-    wrong = check_build(backend, spec, out_dir, file, target)
-    return file if wrong is None else f"error:{wrong}"
+    try:
+        BuildCache.verify(backend, spec, out_dir, file, target)
+    except BuildMismatch as e:
+        return f"error:{e.message}"
+    return file
 
 
 CHAIN = ("tvm", "onnxruntime", "inductor", "torch")

@@ -93,7 +93,8 @@ class Signature:
     # ------------------------------------------------------------ building
 
     @staticmethod
-    def parse(text: str, dims: Iterable[str] = (), what: str = "input signature") -> Signature:
+    def parse(text: str, dims: Iterable[str] | Mapping[str, tuple[int, int | None]] = (),
+              what: str = "input signature") -> Signature:
         """`"b x 8 x f32, b x i64"` with `["b=1..64"]`, or the whole `text()` form
         (`"b x 8 x f32, b x i64; b=1..64"`). `what` names the text in errors."""
         full = _parse(text, "full", what)

@@ -3,7 +3,6 @@ each compiled backend builds sub-DNNs whose inputs have a dynamic dimension, and
 the compiled model equals eager on inputs that select different numbers of rows."""
 
 import copy
-import json
 
 import pytest
 import torch
@@ -18,21 +17,24 @@ pytestmark = pytest.mark.slow
 @pytest.mark.parametrize("backend", ["onnxruntime", "tvm", "auto"])
 @pytest.mark.parametrize("name", ["sparse_moe_block", "masked_experts", "selected_rows"])
 def test_dynamic_rows_on_every_backend(name, backend, tmp_path):
-    factory, inputs, _, _ = CASES[name]
-    torch.manual_seed(0)
-    model = factory().eval()
-    cm = dycl.compile(copy.deepcopy(model), [x.clone() for x in inputs[0]], backend=backend, fallback="error",
-                      out_dir=tmp_path / "art")
+    model, inputs, cm = _compile_case(name, backend, tmp_path / "art")
     with torch.no_grad():
         for args in inputs:
             assert max_abs_error(model(*args), cm(*args)) <= 1e-5, args
 
 
-def test_dynamic_inputs_are_declared_in_the_manifest(tmp_path):
-    factory, inputs, _, _ = CASES["selected_rows"]
+def _compile_case(name, backend, out):
+    """The case's model (seeded), its inputs and its compiled model, saved in `out`."""
+    factory, inputs, _, _ = CASES[name]
     torch.manual_seed(0)
-    dycl.compile(factory().eval(), inputs[0], backend="onnxruntime", out_dir=tmp_path / "art")
-    manifest = json.loads((tmp_path / "art" / "manifest.json").read_text())
+    model = factory().eval()
+    cm = dycl.compile(copy.deepcopy(model), [x.clone() for x in inputs[0]], backend=backend, fallback="error",
+                      out_dir=out)
+    return model, inputs, cm
+
+
+def test_dynamic_inputs_are_declared_in_the_manifest(tmp_path):
+    manifest = _compile_case("selected_rows", "onnxruntime", tmp_path / "art")[2].manifest
     # Built for any number of rows by ONNX Runtime itself (dynamic axes), not by a fallback.
     dynamic = [s for s in manifest["subgraphs"].values()
                if any("?" in t for t in s["inputs"]) and all(t.startswith("tensor") for t in s["outputs"])]
@@ -43,11 +45,8 @@ def test_tvm_gets_sub_dnns_cut_at_data_dependent_sizes(tmp_path):
     """TVM cannot build `x[mask]`: the host runs it with torch and TVM builds the
     sub-DNNs before and after it, the later ones for any number of rows; the saved
     artifact reloads without the model and still equals eager."""
-    factory, inputs, _, _ = CASES["selected_rows"]
-    torch.manual_seed(0)
-    model = factory().eval()
-    dycl.compile(copy.deepcopy(model), inputs[0], backend="tvm", fallback="error", out_dir=tmp_path / "art")
-    manifest = json.loads((tmp_path / "art" / "manifest.json").read_text())
+    model, inputs, compiled = _compile_case("selected_rows", "tvm", tmp_path / "art")
+    manifest = compiled.manifest
     subs = manifest["subgraphs"].values()
     assert any(s["backend"] == "tvm" and "?" in s["inputs"][0] for s in subs), manifest["subgraphs"]
     assert all(s["backend"] == "tvm" for s in subs if s["inputs"] == ["tensor<6x8xf32>"]), manifest["subgraphs"]
@@ -59,10 +58,7 @@ def test_tvm_gets_sub_dnns_cut_at_data_dependent_sizes(tmp_path):
 
 
 def test_backends_that_build_data_dependent_sizes_get_whole_sub_dnns(tmp_path):
-    factory, inputs, _, _ = CASES["sparse_moe_block"]
-    torch.manual_seed(0)
-    dycl.compile(factory().eval(), inputs[0], backend="inductor", fallback="error", out_dir=tmp_path / "art")
-    manifest = json.loads((tmp_path / "art" / "manifest.json").read_text())
+    manifest = _compile_case("sparse_moe_block", "inductor", tmp_path / "art")[2].manifest
     assert [s["backend"] for s in manifest["subgraphs"].values()] == ["inductor"], manifest["subgraphs"]
 
 

@@ -22,6 +22,11 @@ import torch
 
 from dycl.backends.base import SubgraphSpec, Target, get_backend
 from dycl.backends.shape_guards import guards_file
+from dycl.diagnostics import BackendError
+
+
+class BuildMismatch(BackendError):
+    """A build that differs from its sub-DNN's torch graph on a probe: never used or cached."""
 
 # 0 and 1 (an expert no token chose: special cases to torch.export), and odd sizes,
 # neither multiples of the example size nor of the usual strides.
