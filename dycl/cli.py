@@ -124,7 +124,7 @@ def cmd_compile(args: argparse.Namespace) -> None:
         cm = dycl.compile(model, inputs, args.target, args.backend, arch=args.arch, out_dir=args.output,
                           pipeline=args.pipeline, jobs=args.jobs, tune_trials=args.tune_trials,
                           tuning_dir=args.tuning_db, fallback=args.fallback, dump_ir=args.print_ir_after or [],
-                          on_ir=print_ir, model_key=args.model, **shapes)
+                          on_ir=print_ir, model_key=args.model, host=args.host, **shapes)
     for w in caught:
         print(f"dycl: note: {str(w.message).removeprefix('dycl: ')}", file=sys.stderr)
     report = cm.report
@@ -165,12 +165,12 @@ def print_timing(report: Any) -> None:
 def cmd_run(args: argparse.Namespace) -> None:
     import torch
 
+    if args.host == "cpp":
+        return run_cpp_host(args)
     from dycl.runtime import load
 
     cm = load(args.artifact)
-    specs = args.input or [f"{'x'.join(map(str, e['shape']))}x{_short(e['dtype'])}" for e in cm.manifest["inputs"]]
-    inputs = [_npy_input(s) if s.endswith(".npy") else make_inputs([s], args.seed + i)[0] for i, s in enumerate(specs)]
-    out = cm(*inputs)
+    out = cm(*_run_inputs(args, cm.manifest))
     leaves, _ = torch.utils._pytree.tree_flatten(out)
     if args.output:
         _write_npy_outputs(leaves, Path(args.output))
@@ -179,6 +179,43 @@ def cmd_run(args: argparse.Namespace) -> None:
             print(f"output {i}: shape {list(t.shape)} {str(t.dtype).removeprefix('torch.')} sum={t.float().sum().item():.6f}")
         else:
             print(f"output {i}: {t!r}")
+
+
+def _run_inputs(args: argparse.Namespace, manifest: dict[str, Any]) -> list[Any]:
+    specs = args.input or [f"{'x'.join(map(str, e['shape']))}x{_short(e['dtype'])}" for e in manifest["inputs"]]
+    return [_npy_input(s) if s.endswith(".npy") else make_inputs([s], args.seed + i)[0] for i, s in enumerate(specs)]
+
+
+def run_cpp_host(args: argparse.Namespace) -> None:
+    """`dycl run --host cpp`: the artifact's `dycl_model` command on .npy inputs
+    (random ones written to a temporary directory first)."""
+    import subprocess
+    import tempfile
+
+    import numpy as np
+
+    from dycl.runtime.artifact import check
+
+    path = Path(args.artifact)
+    manifest = check(path)  # every file as dycl wrote it, the executable included
+    cpp = manifest.get("cpp_host")
+    if not isinstance(cpp, dict) or not isinstance(cpp.get("executable"), str):
+        raise UsageError(f"'{path}' has no C++ host", note="compile it with --host cpp")
+    with tempfile.TemporaryDirectory(prefix="dycl-run-") as tmp:
+        files = []
+        for i, x in enumerate(_run_inputs(args, manifest)):
+            if args.input and args.input[i].endswith(".npy"):
+                files.append(args.input[i])
+                continue
+            files.append(str(Path(tmp) / f"input_{i}.npy"))
+            np.save(files[-1], x.numpy(), allow_pickle=False)
+        out_dir = args.output or str(Path(tmp) / "out")
+        done = subprocess.run([str(path.resolve() / cpp["executable"]), str(path), "-o", out_dir, *files],
+                              capture_output=True, text=True)
+    sys.stdout.write(done.stdout)
+    if done.returncode:
+        message = done.stderr.strip().removeprefix("dycl_model: ").removeprefix("error: ")
+        raise DyclError(f"the C++ host failed: {message}")
 
 
 def _npy_input(path: str) -> Any:
@@ -305,14 +342,21 @@ def build_parser() -> argparse.ArgumentParser:
                          "with a located error")
     sp.add_argument("--explain", action="store_true",
                     help="list each sub-DNN's backend and each part run as Python, with why")
+    sp.add_argument("--host", default="python", choices=["python", "cpp"],
+                    help="cpp: also build the C++ host (host.cpp, the dycl_model command, libdycl_model.so with "
+                         "a C API); needs TVM sub-DNNs and no Python in the host")
     sp.set_defaults(func=cmd_compile)
 
     sp = sub.add_parser("run", help="run a compiled artifact on .npy or random inputs")
     sp.add_argument("artifact")
-    sp.add_argument("--input", action="append",
-                    help="an .npy file, or a shape like 1x16xf32 for random values (default: the compiled shapes)")
+    sp.add_argument("--input", action="extend", nargs="+",
+                    help=".npy files, or shapes like 1x16xf32 for random values, one per model input "
+                         "(default: the compiled shapes)")
     sp.add_argument("--seed", type=int, default=0)
     sp.add_argument("-o", "--output", help="write output_0.npy, output_1.npy, ... (flattened outputs) here")
+    sp.add_argument("--host", default="python", choices=["python", "cpp"],
+                    help="run the Python host in this process (default) or the artifact's C++ host "
+                         "(compiled with --host cpp)")
     sp.set_defaults(func=cmd_run)
 
     sp = sub.add_parser("hcfg", help="draw the HCFG of an .mlir file or artifact (Graphviz DOT, SVG, PNG, PDF)")

@@ -22,7 +22,7 @@ from xdsl.dialects import func
 from xdsl.dialects.builtin import ArrayAttr, ModuleOp, StringAttr
 from xdsl.passes import ModulePass
 
-from dycl.artifact import seal
+from dycl.runtime.artifact import seal
 from dycl.diagnostics import DyclError, FrontendError
 from dycl.backends.base import POLICIES, BuildOptions, Target, get_backend
 from dycl.dialects import dycl as d
@@ -137,7 +137,7 @@ def build_artifact(module: ModuleOp, model: nn.Module, inputs: Sequence[torch.Te
         result = built[name]
         if report is not None:
             report.backend_seconds[name] = result.seconds
-        loaders[result.backend] = get_backend(result.backend).loader_source()
+        loaders[result.backend] = get_backend(result.backend).loader
         why = job.fn.attributes.get(CHOICE_ATTR)
         subgraphs[name] = {
             "backend": result.backend,
@@ -170,6 +170,38 @@ def build_artifact(module: ModuleOp, model: nn.Module, inputs: Sequence[torch.Te
     (out_dir / "manifest.json").write_text(json.dumps(seal(out_dir, manifest), indent=2) + "\n")
 
 
+HOSTS = ("python", "cpp")
+
+
+def _cpp_backend(backend: str) -> str:
+    from dycl.host.cpp import CPP_BACKENDS
+
+    if backend == "auto":
+        return "tvm"  # the one backend the C++ host loads
+    if backend not in CPP_BACKENDS:
+        raise UsageError(f"the C++ host loads sub-DNNs built by {', '.join(sorted(CPP_BACKENDS))}; "
+                         f"backend {backend!r} is not one of them")
+    return backend
+
+
+def add_cpp_host(module: ModuleOp, out_dir: Path, model_name: str, target: Target) -> None:
+    """Emit host.cpp into the built artifact `out_dir`, build it, and reseal the manifest."""
+    from dycl.host.cpp import emit_host_cpp
+    from dycl.host.cpp_build import EXECUTABLE, LIBRARY, build_cpp_host
+
+    manifest_file = out_dir / "manifest.json"
+    manifest = json.loads(manifest_file.read_text())
+    for name, info in manifest["subgraphs"].items():  # the backend each sub-DNN got, fallbacks included
+        fn = next(f for f in module.ops if isinstance(f, func.FuncOp) and f.sym_name.data == name)
+        fn.attributes[d.BACKEND_ATTR] = StringAttr(info["backend"])
+    source = emit_host_cpp(module, model_name, "cuda" if target.kind == "cuda" else "cpu")
+    (out_dir / "host.cpp").write_text(source)
+    build_cpp_host(out_dir, out_dir / "host.cpp")
+    manifest["cpp_host"] = {"source": "host.cpp", "library": LIBRARY, "executable": EXECUTABLE}
+    manifest_file.write_text(json.dumps(seal(out_dir, {k: v for k, v in manifest.items() if k != "files"}),
+                                        indent=2) + "\n")
+
+
 # How far an untranslatable construct widens, tried in order (fallback="python").
 FALLBACK_TIERS = ("statement", "tail", "whole")
 FALLBACK_MODES = ("python", "error")
@@ -195,6 +227,7 @@ def compile(
     dynamic: bool | str = "auto",
     signature: str | None = None,
     dims: Sequence[str] | Mapping[str, tuple[int, int | None]] = (),
+    host: str = "python",
 ) -> Any:
     """Compile a dynamic `model` for `target`; returns a callable `CompiledModel`.
 
@@ -221,6 +254,13 @@ def compile(
     compiles the example shapes and, called with other shapes, compiles a
     specialisation for them on first use (reusing every cached sub-DNN build; at
     most MAX_SPECIALIZATIONS); `dynamic=False` accepts only the example shapes.
+
+    `host="cpp"` also builds the C++ host in the artifact (host.cpp, the
+    `dycl_model` command and `libdycl_model.so` with the C API of dycl_model.h; run
+    it with `dycl run OUT --host cpp`). It needs sub-DNNs C++ can load (TVM: the
+    default backend becomes "tvm") and a program without Python in its host (no
+    fallback regions, module-state stores or data-dependent sizes): anything else
+    is an error listing each such place. The artifact loads in Python as before.
     """
     from dycl.runtime import CompiledModel
 
@@ -232,10 +272,17 @@ def compile(
     if fallback not in FALLBACK_MODES:
         raise UsageError(f"fallback must be one of {', '.join(FALLBACK_MODES)}, got {fallback!r}")
     sig = input_signature(inputs, dynamic, signature, dims)
+    if host not in HOSTS:
+        raise UsageError(f"host must be one of {', '.join(HOSTS)}, got {host!r}")
+    if host == "cpp":
+        backend = _cpp_backend(backend)
     if tune_trials and backend == "auto":
         backend = "tvm"  # asking for MetaSchedule tuning is asking for TVM
     if backend not in POLICIES:
-        get_backend(backend)  # fail early on a typo
+        from dycl.runtime.loaders import resolve
+
+        # Fail early on a typo, and on a loader that cannot be imported (a plugin's).
+        resolve(backend, get_backend(backend).loader)
     from dycl.passes.pipelines import pipeline_passes
 
     pipeline_passes(pipeline)  # likewise
@@ -291,6 +338,12 @@ def compile(
             message = e.format().splitlines()[0] if isinstance(e, DyclError) else f"{type(e).__name__}: {e}"
             attempts.append(f"{tier}: {message}")
     report.fallback_attempts = attempts
+    if host == "cpp":
+        try:
+            add_cpp_host(module, out, type(model).__name__, tgt)
+        except BaseException:
+            shutil.rmtree(out, ignore_errors=True)
+            raise
     if eager_error is not None:
         _check_raises_too(out, module, report, model, inputs, eager_error)
     if final is not None:

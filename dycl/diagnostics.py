@@ -6,10 +6,11 @@ import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import NoReturn
+from typing import TYPE_CHECKING, NoReturn
 
-from xdsl.dialects.builtin import FileLineColLoc, IntAttr, StringAttr
-from xdsl.ir import Attribute, Operation
+if TYPE_CHECKING:  # xDSL is imported where IR is at hand: loading a compiled model needs none of it
+    from xdsl.dialects.builtin import FileLineColLoc
+    from xdsl.ir import Operation
 
 
 @dataclass(frozen=True)
@@ -22,13 +23,17 @@ class SourceLoc:
         return f"{self.file}:{self.line}:{self.col}"
 
     def to_attr(self) -> FileLineColLoc:
+        from xdsl.dialects.builtin import FileLineColLoc, IntAttr, StringAttr
+
         return FileLineColLoc(StringAttr(self.file), IntAttr(self.line), IntAttr(self.col))
 
 
 def loc_of(op: Operation | None) -> SourceLoc | None:
     """The Python source location recorded on an op (or its nearest ancestor)."""
+    from xdsl.dialects.builtin import FileLineColLoc
+
     while op is not None:
-        loc: Attribute = op.location
+        loc = op.location
         if isinstance(loc, FileLineColLoc):
             return SourceLoc(loc.filename.data, loc.line.data, loc.column.data)
         op = op.parent_op()
@@ -146,7 +151,7 @@ def format_exception(e: BaseException, prog: str = "dycl") -> str | None:
         return e.format() if e.loc else f"{prog}: {e.format()}"
     message = str(e).rstrip() or type(e).__name__
     op = getattr(e, "dycl_op", None)
-    if isinstance(op, Operation):
+    if op is not None and _is_operation(op):
         loc = loc_of(op)
         where = f"{loc}: " if loc else f"{prog}: "
         return f"{where}error: '{op.name}' {message}" if not message.startswith("'") else f"{where}error: {message}"
@@ -166,12 +171,19 @@ def format_exception(e: BaseException, prog: str = "dycl") -> str | None:
     return None
 
 
+def _is_operation(obj: object) -> bool:
+    from xdsl.ir import Operation
+
+    return isinstance(obj, Operation)
+
+
 @contextmanager
 def capture_failing_ops() -> Iterator[None]:
     """Remember which op a verifier error came from, so its location can be shown.
 
     xDSL reports the failing op only inside a printed dump of the whole module.
     """
+    from xdsl.ir import Operation
     from xdsl.utils.diagnostic import Diagnostic
 
     original = Diagnostic.raise_exception

@@ -45,9 +45,24 @@ BUILTIN_PASSES: dict[str, Callable[[], type[ModulePass]]] = {
     "hoist-computation-free": _pass("hoist_computation_free", "HoistComputationFreePass"),
     "outline-subgraphs": _pass("outline_subgraphs", "OutlineSubgraphsPass"),
     "assign-backends": _pass("assign_backends", "AssignBackendsPass"),
+    "lower-host-scalars": _pass("lower_host_scalars", "LowerHostScalarsPass"),
+    "verify-host-contract": _pass("verify_host_contract", "VerifyHostContractPass"),
     "dycl-default": _pass("pipelines", "DyclDefaultPipelinePass"),
     "dycl-no-hoist": _pass("pipelines", "DyclNoHoistPipelinePass"),
 }
+
+def _target(cls: str) -> Callable[[], type]:
+    def factory() -> type:
+        from dycl.host import targets
+
+        return getattr(targets, cls)
+
+    return factory
+
+
+# `dycl-opt -t <name>`: host programs printed from IR.
+TARGETS: dict[str, Callable[[], type]] = {"python-host": _target("PythonHostTarget"),
+                                          "cpp-host": _target("CppHostTarget")}
 
 # xDSL ships its own `shape-inference`; dycl-opt overrides it, the shared universe
 # (seen by xdsl-opt) must not clash with it.
@@ -56,6 +71,7 @@ _SHADOWING_XDSL = {"shape-inference"}
 DYCL_UNIVERSE = Universe(
     all_dialects=BUILTIN_DIALECTS,
     all_passes={k: v for k, v in BUILTIN_PASSES.items() if k not in _SHADOWING_XDSL},
+    all_targets=TARGETS,
 )
 
 T = TypeVar("T")

@@ -22,6 +22,7 @@ PIPELINES: dict[str, tuple[str, ...]] = {
         "extract-hcfg",
         "hoist-computation-free",
         "outline-subgraphs",
+        "lower-host-scalars",
     ),
     "dycl-no-hoist": (
         "inline-calls",
@@ -32,6 +33,7 @@ PIPELINES: dict[str, tuple[str, ...]] = {
         "sink-state-stores",
         "extract-hcfg",
         "outline-subgraphs",
+        "lower-host-scalars",
     ),
 }
 

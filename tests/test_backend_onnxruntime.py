@@ -14,14 +14,13 @@ from dycl.backends.base import SubgraphSpec, Target, backend_names, get_backend
 from dycl.backends.onnxruntime import OnnxRuntimeBackend
 from dycl.demo import max_abs_error
 from dycl.diagnostics import BackendError
-from dycl.host.python import HELPERS
+from dycl.runtime import host_support
+from dycl.runtime.loaders.onnxruntime import load as load_onnxruntime
 
 
 def load(path, target=None):
-    """The loaded sub-DNN, through the loader source the host file embeds."""
-    ns: dict = {}
-    exec(OnnxRuntimeBackend.loader_source(), ns)
-    return ns["load_onnxruntime"](str(path), target or {"kind": "llvm"})
+    """The loaded sub-DNN, through the loader the host program imports."""
+    return load_onnxruntime(str(path), target or {"kind": "llvm"})
 
 
 def build_and_load(fn, inputs, tmp_path, name="sub_t"):
@@ -32,12 +31,6 @@ def build_and_load(fn, inputs, tmp_path, name="sub_t"):
     run = load(tmp_path / file)
     with torch.no_grad():
         return gm(*inputs), run, file
-
-
-def host_helpers() -> dict:
-    ns: dict = {}
-    exec(HELPERS, ns)
-    return ns
 
 
 def test_registered():
@@ -61,10 +54,9 @@ def test_bool_and_0d_outputs(tmp_path):
             assert (g.dtype, g.shape) == (w.dtype, w.shape)
             assert torch.equal(g, w) if w.dtype in (torch.bool, torch.int64) else torch.allclose(g, w, atol=1e-6)
     # What the host does with a predicate or a scalar read back from a sub-DNN.
-    helpers = host_helpers()
     pred, total = run(x)[1], run(x)[2]
-    assert helpers["_to_bool"](pred) is bool(x.mean() > 0)
-    assert helpers["_item"](total) == pytest.approx(x.sum().item(), abs=1e-5)
+    assert host_support.to_bool(pred) is bool(x.mean() > 0)
+    assert host_support.item(total) == pytest.approx(x.sum().item(), abs=1e-5)
 
 
 def test_output_signature_is_checked_against_eager(tmp_path):

@@ -14,7 +14,8 @@ ROOT = Path(__file__).resolve().parent.parent
 BIN = Path(sys.executable).parent
 SPEC = f"{ROOT / 'examples' / 'branchy.py'}:make_model"
 STAGES = ["frontend", "inline-calls", "unroll-loops", "constant-propagation", "shape-inference",
-          "constant-propagation#2", "sink-state-stores", "extract-hcfg", "hoist-computation-free", "outline-subgraphs"]
+          "constant-propagation#2", "sink-state-stores", "extract-hcfg", "hoist-computation-free", "outline-subgraphs",
+          "lower-host-scalars"]
 
 
 def run(*args: str) -> subprocess.CompletedProcess:
@@ -45,7 +46,7 @@ def test_every_stage_in_pipeline_order(all_stages):
     assert "!dycl.any" in ir["frontend"] and "!dycl.any" not in ir["shape-inference"]
     assert "dycl.tensor_region" in ir["extract-hcfg"] and "dycl.call_subgraph" not in ir["extract-hcfg"]
     # The last stage is what was compiled (a fixed backend adds nothing after it).
-    assert ir["outline-subgraphs"] == (cm.path / "module.mlir").read_text()
+    assert ir["lower-host-scalars"] == (cm.path / "module.mlir").read_text()
 
 
 def test_some_stages(branchy):
@@ -58,7 +59,8 @@ def test_some_stages(branchy):
 @pytest.mark.parametrize("names, message", [
     (["shape-infer"], "unknown pass 'shape-infer' to dump the IR after (pipeline dycl-default) (available: all, "
                       "frontend, inline-calls, unroll-loops, constant-propagation, shape-inference, "
-                      "constant-propagation#2, sink-state-stores, extract-hcfg, hoist-computation-free, outline-subgraphs); "
+                      "constant-propagation#2, sink-state-stores, extract-hcfg, hoist-computation-free, outline-subgraphs, "
+                      "lower-host-scalars); "
                       "did you mean 'shape-inference'?"),
     (["assign-backends"], "pass 'assign-backends' to dump the IR after: pipeline dycl-default has no such stage"),
     (["constant-propagation#3"], "pass 'constant-propagation#3' to dump the IR after: pipeline dycl-default has "

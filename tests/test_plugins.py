@@ -57,11 +57,20 @@ class MarkerOp(IRDLOperation):
 PLUGTAG = Dialect("plugtag", [MarkerOp])
 
 
+def load_tagged_torch(path, target):
+    """The loader the generated host imports for tagged_torch sub-DNNs (by import path)."""
+    from dycl.runtime.loaders.torch_eager import load
+
+    assert path.endswith(".tagged.pt2"), path
+    return load(path, target)
+
+
 class TaggedTorchBackend(TorchBackend):
-    """Eager torch under another name, with files of its own."""
+    """Eager torch under another name, with files and a loader of its own."""
 
     name = "tagged_torch"
     auto_candidate = True
+    loader = f"{__name__}:load_tagged_torch"
 
     def build(self, spec, target, out_dir):
         file = super().build(spec, target, out_dir)
@@ -69,10 +78,23 @@ class TaggedTorchBackend(TorchBackend):
         (out_dir / file).rename(out_dir / tagged)
         return tagged
 
+
+class MissingLoaderBackend(TorchBackend):
+    """Names a loader in a module that is not installed."""
+
+    name = "missing_loader"
+    loader = "dycl_demo_plugin_runtime_not_installed:load"
+
+
+class SourceLoaderBackend(TorchBackend):
+    """The old interface: loader source text, no import path."""
+
+    name = "source_loader"
+    loader = ""
+
     @staticmethod
     def loader_source():
-        return TorchBackend.loader_source() + (
-            "\\n\\ndef load_tagged_torch(path, target):\\n    return load_torch(path, target)\\n")
+        return "def load_source_loader(path, target): ...\\n"
 
 
 NOT_A_PASS = 42
@@ -155,12 +177,60 @@ def test_compile_with_a_plugin_backend(plugin, branchy):
     assert len(subs) == 3
     assert {s["backend"] for s in subs.values()} == {"tagged_torch"}
     assert all(s["file"].endswith(".tagged.pt2") for s in subs.values())  # built by the plugin
-    assert "def load_tagged_torch" in (cm.path / "host.py").read_text()
+    assert "_LOADERS = {'tagged_torch': 'dycl_demo_plugin:load_tagged_torch'}" in (cm.path / "host.py").read_text()
     reloaded = dycl.load(cm.path)
     with torch.no_grad():
         for (x,) in branchy.branch_inputs().values():
             assert torch.allclose(reloaded(x), model(x), atol=1e-5)
     assert "backend: tagged_torch" in cm.hcfg.to_dot()
+
+
+BAD_LOADERS = """\
+[dycl.backends]
+missing_loader = {module}:MissingLoaderBackend
+source_loader = {module}:SourceLoaderBackend
+"""
+
+
+@pytest.fixture
+def bad_loaders(tmp_path):
+    yield from _installed(make_plugin(tmp_path / "site", "dycl_loader_plugin", BAD_LOADERS, "dycl-loader-plugin"),
+                          "dycl_loader_plugin")
+
+
+def test_a_plugin_loader_that_cannot_be_imported_is_a_clear_error(bad_loaders, branchy):
+    import dycl
+    from dycl.runtime.loaders import LoaderError
+
+    with pytest.raises(LoaderError) as e:
+        dycl.compile(branchy.make_model(), branchy.example_inputs(), backend="missing_loader")
+    assert str(e.value) == (
+        "error: cannot import the loader of backend 'missing_loader' (dycl_demo_plugin_runtime_not_installed:load): "
+        "ModuleNotFoundError: No module named 'dycl_demo_plugin_runtime_not_installed'\n"
+        "  note: backend 'missing_loader' comes from plugin package 'dycl-loader-plugin' (missing_loader = "
+        "dycl_loader_plugin:MissingLoaderBackend); the loader it names must be importable")
+
+
+def test_loading_an_artifact_whose_plugin_loader_is_gone_names_it(plugin, branchy, tmp_path, monkeypatch):
+    import dycl
+
+    model = branchy.make_model()
+    dycl.compile(model, branchy.example_inputs(), backend="tagged_torch", out_dir=tmp_path / "art")
+    monkeypatch.setattr(sys.modules["dycl_demo_plugin"], "load_tagged_torch", 42)  # no longer a function
+    with pytest.raises(dycl.DyclError, match=r"the loader of backend 'tagged_torch' "
+                                             r"\(dycl_demo_plugin:load_tagged_torch\) is 42, not a function"):
+        dycl.load(tmp_path / "art")(*branchy.example_inputs())
+
+
+def test_a_plugin_backend_without_a_loader_path_says_so(bad_loaders):
+    from dycl.backends.base import get_backend
+    from dycl.diagnostics import UsageError
+
+    with pytest.raises(UsageError) as e:
+        get_backend("source_loader")
+    assert ("backend 'source_loader' (SourceLoaderBackend) needs the import path of its loader "
+            "(loader_source() is no longer read): it names none") in str(e.value)
+    assert 'set the class attribute loader = "package.module:function"' in str(e.value)
 
 
 def test_auto_policy_measures_plugin_backends_that_ask(plugin):

@@ -46,7 +46,7 @@ def _reseal(art: Path) -> None:
     so what is tested is the loader's own defence."""
     import json
 
-    from dycl.artifact import seal
+    from dycl.runtime.artifact import seal
 
     manifest = json.loads((art / "manifest.json").read_text())
     (art / "manifest.json").write_text(json.dumps(seal(art, manifest)))

@@ -6,7 +6,7 @@ import argparse
 import dataclasses
 import io
 import sys
-from typing import Any, IO
+from typing import IO
 
 from xdsl.utils.exceptions import ParseError
 
@@ -17,7 +17,7 @@ from dycl.models import trust_model_spec
 from dycl.parsing import LocatingParser
 from dycl.pass_info import format_pass_list
 from dycl.pass_specs import check_pipeline
-from dycl.registry import BUILTIN_PASSES, DIALECTS, PASSES
+from dycl.registry import BUILTIN_PASSES, DIALECTS, PASSES, TARGETS
 from dycl.verify_diagnostics import run_chunk
 
 
@@ -37,7 +37,8 @@ class DyclOptMain(xDSLOptMain):
 
     def register_all_targets(self) -> None:
         super().register_all_targets()
-        self.available_targets["python-host"] = _emit_python_host
+        for name, factory in TARGETS.items():
+            self.available_targets[name] = factory
 
     def register_all_frontends(self) -> None:
         super().register_all_frontends()
@@ -119,22 +120,6 @@ def main(argv: list[str] | None = None, driver: type[DyclOptMain] | None = None)
     except Exception as e:  # every user-caused failure ends as a located diagnostic
         report_and_exit(e, prog="dycl-opt")
     return 0
-
-
-
-def _emit_python_host(module: Any, output: IO[str]) -> None:
-    """`-t python-host`: the host program `dycl compile` writes (host.py), from IR
-    whose sub-DNNs are outlined; each backend named by `dycl.backend` brings its loader."""
-    from xdsl.dialects import func
-
-    from dycl.backends.base import get_backend
-    from dycl.dialects import dycl as d
-    from dycl.host.python import emit_host_python
-
-    backends = sorted({f.attributes[d.BACKEND_ATTR].data for f in module.ops  # type: ignore[attr-defined]
-                       if isinstance(f, func.FuncOp) and d.BACKEND_ATTR in f.attributes})
-    loaders = {b: get_backend(b).loader_source() for b in backends}
-    output.write(emit_host_python(module, loaders, str(module.attributes.get("dycl.model", "model"))))
 
 
 if __name__ == "__main__":

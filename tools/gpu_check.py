@@ -1,7 +1,7 @@
 """Run CUDA artifacts built by `dycl compile --target cuda` on a GPU machine.
 
-Needs only torch and the TVM runtime (no xDSL, no TVM compiler): each artifact's
-generated host.py is loaded on its own. For every artifact directory under ROOT
+Needs only torch, the TVM runtime and dycl's runtime (dycl/runtime/: no xDSL, no
+TVM compiler): each artifact's generated host.py is loaded on its own. For every artifact directory under ROOT
 holding `reference.pt` (inputs per path and CPU-eager outputs, written by
 tools/make_gpu_artifacts.py), it checks the GPU results against CPU eager and
 against eager on the GPU, and times eager, torch.compile and dycl on the GPU.

@@ -11,6 +11,7 @@ from typing import Any
 import torch
 from torch import fx
 from dycl.diagnostics import UsageError, unknown
+from dycl.runtime.loaders import check_path
 
 # A loaded sub-DNN: takes backend-native or torch tensors, returns a list of outputs.
 SubgraphFn = Callable[..., list[Any]]
@@ -76,11 +77,25 @@ class SubgraphSpec:
 
 
 class Backend(ABC):
-    """A DL compiler that builds sub-DNNs to files and loads them back."""
+    """A DL compiler that builds sub-DNNs to files and loads them back.
+
+    `build` runs at compile time; `loader` names, by import path, the function that
+    loads what it built where the compiled model runs (the generated host imports
+    it; dycl/runtime/loaders/ holds dycl's own).
+    """
 
     name: str = ""
-    # The Python import the generated host needs to load this backend's artifacts.
-    runtime_imports: tuple[str, ...] = ()
+    # The loader of this backend's built files, "package.module:function":
+    # `load(path, target) -> run`, where `path` is the file `build` returned (in the
+    # artifact), `target` the manifest's target (`{"kind": "llvm"}` or `{"kind":
+    # "cuda", "arch": "sm_90"}`), and `run(*inputs)` returns the list of the
+    # sub-DNN's outputs. Inputs come as torch tensors, other runtimes' tensors
+    # (convert them by DLPack) or host scalars (bool, int, float: make 0-d
+    # tensors). It runs without the compiler: put it in a module that imports
+    # neither dycl's compiler (xDSL, dycl.backends) nor the backend's build tools,
+    # and that imports its runtime inside `load`. A plugin backend names a
+    # function in its own package.
+    loader: str = ""
     options: BuildOptions = BuildOptions()
     # Whether the `auto` policy measures it against the built-in candidates (llvm only).
     auto_candidate: bool = False
@@ -95,11 +110,6 @@ class Backend(ABC):
     @abstractmethod
     def build(self, spec: SubgraphSpec, target: Target, out_dir: Path) -> str:
         """Compile `spec` into `out_dir`; return the artifact's file name."""
-
-    @staticmethod
-    @abstractmethod
-    def loader_source() -> str:
-        """Python source of `load_<name>(path, target) -> callable`, for the host file."""
 
 
 # dycl's own backends, imported on first use (each pulls in its compiler).
@@ -117,6 +127,7 @@ def register_backend(name: str, factory: Callable[[], Backend]) -> None:
     """Add a backend for this process (an installed package uses the `dycl.backends`
     entry point instead, see dycl/plugins.py). Built-in and plugin names are taken."""
     from dycl.plugins import BACKENDS_GROUP, discover
+    from dycl.runtime.loaders import register
 
     _check_name(name, "register_backend")
     if name in _BUILTIN or name in POLICIES:
@@ -126,6 +137,7 @@ def register_backend(name: str, factory: Callable[[], Backend]) -> None:
     if plugin is not None:
         raise UsageError(f"cannot register backend '{name}': {plugin.describe()} has that name")
     _REGISTERED[name] = factory
+    register(name)  # artifacts naming it load in this process
 
 
 def get_backend(name: str, options: BuildOptions | None = None) -> Backend:
@@ -198,11 +210,18 @@ def _checked(name: str, make: Callable[[], Backend], source: str) -> Callable[[]
         if backend.name != name:  # the manifest and host program name it by `name`
             raise UsageError(f"{source}: backend '{name}' is a {type(backend).__name__} whose name is "
                              f"'{backend.name}'; they must agree")
+        problem = check_path(backend.loader) if backend.loader else "it names none"
+        if problem is not None:
+            old = " (loader_source() is no longer read)" if hasattr(backend, "loader_source") else ""
+            raise UsageError(f"{source}: backend '{name}' ({type(backend).__name__}) needs the import path of its "
+                             f"loader{old}: {problem}",
+                             note="set the class attribute loader = \"package.module:function\", a function "
+                                  "load(path, target) returning the loaded sub-DNN (see dycl/backends/base.py)")
         return backend
 
     return factory
 
 
 def _check_name(name: str, source: str) -> None:
-    if not name.isidentifier():  # the host program calls `load_<name>`
+    if not name.isidentifier():  # one spelling for the manifest, the host program and the CLI
         raise UsageError(f"{source}: backend name '{name}' must be a Python identifier")

@@ -20,7 +20,7 @@ from dycl.diagnostics import BackendError
 
 class InductorBackend(Backend):
     name = "inductor"
-    runtime_imports = ("torch",)
+    loader = "dycl.runtime.loaders.inductor:load"
 
     def build(self, spec: SubgraphSpec, target: Target, out_dir: Path) -> str:
         import torch._inductor
@@ -46,33 +46,3 @@ class InductorBackend(Backend):
         finally:
             quiet.setLevel(level)
         return file
-
-    @staticmethod
-    def loader_source() -> str:
-        return '''
-def load_inductor(path, target):
-    import torch
-    import torch._inductor
-
-    runner = torch._inductor.aoti_load_package(path)
-
-    def convert(a):
-        if isinstance(a, torch.Tensor):
-            # The compiled code indexes its inputs as dense buffers (a permuted view
-            # read as one would be wrong).
-            return a if a.is_contiguous() else a.contiguous()
-        if isinstance(a, (bool, int, float)):  # a host scalar: a 0-d tensor
-            import numpy
-
-            return torch.from_numpy(numpy.array(a, dtype="float32" if isinstance(a, float) else None))
-        return torch.from_dlpack(a).contiguous()
-
-    def run(*args):
-        with torch.no_grad():
-            out = runner(*[convert(a) for a in args])
-        out = list(out) if isinstance(out, (tuple, list)) else [out]
-        # Outputs keep eager's strides (a permute is a view): dense for the sub-DNNs after.
-        return [o if not isinstance(o, torch.Tensor) or o.is_contiguous() else o.contiguous() for o in out]
-
-    return run
-'''

@@ -14,7 +14,6 @@ from __future__ import annotations
 import contextlib
 import io
 import json
-import os
 from pathlib import Path
 from typing import Any
 
@@ -35,9 +34,9 @@ PROBE_SIZES = (0, 1, 37, 45)
 
 def load_built(backend: str, directory: Path, file: str, target: Target) -> Any:
     """The callable of a built sub-DNN, through the same loader the host program uses."""
-    namespace: dict[str, Any] = {"os": os, "json": json}
-    exec(get_backend(backend).loader_source(), namespace)  # noqa: S102 (our own loader source)
-    return namespace[f"load_{backend}"](str(directory / file), target.to_json())
+    from dycl.runtime.loaders import resolve
+
+    return resolve(backend, get_backend(backend).loader)(str(directory / file), target.to_json())
 
 
 def _resized(spec: SubgraphSpec, size: int, seed: int) -> list[Any]:

@@ -1,10 +1,11 @@
 // RUN: dycl-opt %s -p extract-hcfg,outline-subgraphs,"assign-backends{backend=torch}" -t python-host | filecheck %s
 
 // `-t python-host` prints the host program `dycl compile` writes: the loader of
-// each backend the sub-DNNs got, and `forward` running the control flow between
-// their calls (a host check raises as eager does).
+// each backend the sub-DNNs got (by import path), and `forward` running the
+// control flow between their calls (a host check raises as eager does).
 
-// CHECK:       def load_torch(path, target):
+// CHECK:       from dycl.runtime.host_support import Program, resolve_global as _resolve, to_bool as _to_bool
+// CHECK:       _LOADERS = {'torch': 'dycl.runtime.loaders.torch_eager:load'}
 // CHECK:       def forward(rt, x):
 // CHECK-NEXT:      big, = rt.sub_0(x)
 // CHECK-NEXT:      c = _to_bool(big)
@@ -14,7 +15,7 @@
 // CHECK-NEXT:          return None
 // CHECK-NEXT:      r, = rt.sub_1(x)
 // CHECK-NEXT:      return r
-// CHECK:       loaders = {"torch": load_torch}
+// CHECK:       return Program(path, forward, _LOADERS, _REGIONS, _STATE, model=model)
 func.func @forward(%x: tensor<1x4xf32>) -> tensor<1x4xf32> {
   %s = dycl.call_method "sum"(%x) : (tensor<1x4xf32>) -> tensor<f32>
   %limit = arith.constant 100 : i64

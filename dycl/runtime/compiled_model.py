@@ -1,4 +1,4 @@
-"""Running and reloading compiled models."""
+"""`CompiledModel`: a compiled model, called like the original module; `load` reads one back."""
 
 from __future__ import annotations
 
@@ -11,9 +11,9 @@ from typing import Any, Callable
 
 import torch
 
-from dycl.artifact import check
 from dycl.diagnostics import DyclError, InputError
 from dycl.pyregion import to_torch
+from dycl.runtime.artifact import check
 from dycl.signature import Signature
 
 # How many other input shapes a model compiled with dynamic="auto" compiles on demand.

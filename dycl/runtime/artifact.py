@@ -80,10 +80,11 @@ def check(path: Path) -> dict[str, Any]:
     unlisted = sorted(n for n in named if n not in files)
     if unlisted:
         raise _refuse(path, f"{MANIFEST} does not vouch for {', '.join(map(str, unlisted))}")
-    from dycl.backends.base import backend_names
+    from dycl.runtime.loaders import known_backends
 
     used = {s.get("backend") for s in manifest["subgraphs"].values()}
-    unknown = sorted(str(b) for b in used if b not in backend_names())
+    known = known_backends()
+    unknown = sorted(str(b) for b in used if b not in known)
     if unknown:
         raise _refuse(path, f"sub-DNNs name unknown backends: {', '.join(unknown)}")
     needed = {"dycl", "torch"} | {b for b in used if b in _PACKAGES}

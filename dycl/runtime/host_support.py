@@ -1,0 +1,163 @@
+"""What a generated host program (an artifact's `host.py`) runs on.
+
+`host.py` holds the model's control flow, `forward(rt, ...)`, and the tables it
+needs: the loader of each backend by import path, the fallback regions, the
+module state it writes. It imports from here the helpers `forward` calls (as
+`_to_bool`, `_item`, ...: names the host's own variables never take) and
+`Program`, which loads the sub-DNNs and calls `forward` with itself as `rt`.
+Importable without the compiler, torch or any backend's runtime: each loader
+imports its own.
+"""
+
+from __future__ import annotations
+
+import importlib
+import json
+import os
+from collections.abc import Callable, Mapping
+from typing import Any
+
+import numpy as _np
+
+from dycl.pyregion import to_torch  # noqa: F401 (the host's `_t`: backend tensors to torch for Python it runs)
+from dycl.runtime.loaders import resolve
+
+# The names `forward` calls these helpers by (the generated code's spelling).
+HOST_NAMES = {
+    "_to_bool": "to_bool",
+    "_item": "item",
+    "_dense": "dense",
+    "_region_output": "region_output",
+    "_region_tuple": "region_tuple",
+    "_resolve": "resolve_global",
+    "_t": "to_torch",
+}
+
+
+def host_array(t: Any) -> Any:
+    """A CPU tensor of any runtime as numpy, without a copy (np.from_dlpack: 0.4 us,
+    where TVM's .numpy() takes 8-17 us); GPU tensors are copied over."""
+    try:
+        return _np.from_dlpack(t)
+    except (BufferError, RuntimeError, TypeError, AttributeError, ValueError):
+        if hasattr(t, "detach"):  # torch: requires grad, or on a device
+            return t.detach().cpu().numpy()
+        return t.numpy()
+
+
+def to_bool(t: Any) -> bool:
+    """bool() of a one-element tensor: the only device→host read of a predicate."""
+    if isinstance(t, (bool, int, float)):
+        return bool(t)
+    return bool(host_array(t))
+
+
+def item(t: Any) -> Any:
+    if isinstance(t, (bool, int, float)):
+        return t
+    return host_array(t).item()
+
+
+def region_output(value: Any, shape: tuple[int | None, ...], dtype: str, where: str) -> Any:
+    """A fallback region's tensor result must have the shape the sub-DNNs after it were built for."""
+    if type(value).__name__ == "_Unbound":
+        return value  # a name the region left unbound: reading it fails, as in eager
+    got_shape = tuple(getattr(value, "shape", ()))
+    if len(got_shape) != len(shape) or any(w is not None and g != w for g, w in zip(got_shape, shape)) or \
+            str(getattr(value, "dtype", "")) != dtype:  # (None: a dynamic dimension, any size)
+        got = f"{tuple(value.shape)} {value.dtype}" if hasattr(value, "shape") else type(value).__name__
+        raise RuntimeError(f"dycl: the fallback region at {where} returned {got}; the code after it was "
+                           f"compiled for {shape} {dtype} (its result shape depends on the data)")
+    return value
+
+
+def region_tuple(value: Any, lengths: Any, where: str) -> Any:
+    """A fallback region's tuple result must have the structure the code after it was compiled for."""
+    def check(v: Any, want: Any) -> bool:
+        if want is None:
+            return True
+        return isinstance(v, (tuple, list)) and len(v) == len(want) and all(check(x, w) for x, w in zip(v, want))
+
+    if type(value).__name__ != "_Unbound" and not check(value, lengths):
+        raise RuntimeError(f"dycl: the fallback region at {where} returned a {type(value).__name__} whose length "
+                           f"differs from the one the code after it was compiled for (it depends on the data)")
+    return value
+
+
+def dense(t: Any) -> Any:
+    """A tensor Python made, as the dense buffer at offset 0 that sub-DNNs take
+    (torch.where's results are strided views of one buffer)."""
+    if hasattr(t, "is_contiguous"):
+        if not t.is_contiguous():
+            return t.contiguous()
+        if t.storage_offset():
+            return t.clone()
+    return t
+
+
+def resolve_global(qualname: str) -> Any:
+    """A module-level Python object by its dotted name (`builtins.ValueError`)."""
+    module, _, name = qualname.rpartition(".")
+    return getattr(importlib.import_module(module), name)
+
+
+def guarded(fn: Callable[..., Any], path: str, name: str) -> Callable[..., Any]:
+    """A sub-DNN built for dynamic dimensions holds where its export's shape guards
+    hold (sizes the trace decided on): checked on every call, an error otherwise."""
+    if not os.path.exists(path):
+        return fn
+    with open(path) as f:
+        guards = json.load(f)
+    scope = {"__builtins__": {}, "max": max, "min": min, "abs": abs}
+    check = compile(" and ".join(f"({g})" for g in guards), path, "eval")
+
+    def call(*a):
+        if not eval(check, scope, {"a": a}):  # noqa: S307 (guards dycl wrote, in a sealed artifact)
+            failed = next(g for g in guards if not eval(g, scope, {"a": a}))  # noqa: S307
+            sizes = ", ".join("x".join(map(str, x.shape)) for x in a if hasattr(x, "shape"))
+            raise RuntimeError(f"dycl: sub-DNN {name} was built for input sizes where {failed} "
+                               f"(a = its inputs: {sizes}); compile with example inputs of these sizes")
+        return fn(*a)
+
+    return call
+
+
+class Program:
+    """The compiled model: sub-DNNs loaded from `path`, control flow in `forward`.
+
+    `forward(rt, *inputs)` reaches everything through `rt`, this object: each
+    sub-DNN, fallback region and written module by its name in the host program.
+    `loaders` maps each backend to its loader's import path; `regions` each
+    fallback region to its (code, globals name, location); `state` each host name
+    to the path of a module whose attributes forward writes. `model`, when given,
+    is the live model that fallback regions and module state act on.
+    """
+
+    def __init__(self, path: str, forward: Callable[..., Any], loaders: Mapping[str, str],
+                 regions: Mapping[str, tuple[str, str, str]] | None = None,
+                 state: Mapping[str, str] | None = None, model: Any = None):
+        with open(os.path.join(path, "manifest.json")) as f:
+            manifest = json.load(f)
+        target = manifest["target"]
+        loader = {backend: resolve(backend, where) for backend, where in loaders.items()}
+        for name, info in manifest["subgraphs"].items():
+            fn = loader[info["backend"]](os.path.join(path, info["file"]), target)
+            setattr(self, name, guarded(fn, os.path.join(path, info["file"].split(".", 1)[0] + ".guards.json"), name))
+        self._forward = forward
+        if regions or state:
+            from dycl.pyregion import StateHolder, load_model, make_region
+
+            # Fallback regions run the model's own Python on the model itself;
+            # module state written by forward is stored on it (without regions and
+            # without a model, on plain objects: the artifact holds no model).
+            if model is not None:
+                self.root = model
+            else:
+                self.root = load_model(path, manifest) if regions else StateHolder()
+            for name, (code, globals_name, where) in (regions or {}).items():
+                setattr(self, name, make_region(code, globals_name, where))
+            for name, module_path in (state or {}).items():
+                setattr(self, name, self.root.get_submodule(module_path))
+
+    def __call__(self, *inputs: Any) -> Any:
+        return self._forward(self, *inputs)

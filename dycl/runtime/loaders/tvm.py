@@ -1,0 +1,85 @@
+"""Loads a TVM-built sub-DNN (a Relax VM executable, `<name>.so`) for the host.
+
+For CUDA, the cubins nvcc built at compile time (`<name>.cuda.json` names them)
+are handed to TVM instead of compiling the CUDA source when the module loads, so
+the deployment machine needs no CUDA compiler. TVM is imported on first load.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+from collections.abc import Callable
+from typing import Any
+
+
+def load(path: str, target: dict[str, Any]) -> Callable[..., list[Any]]:
+    import tvm
+    from tvm.runtime.vm import VirtualMachine
+
+    if target["kind"] == "cuda":
+        import ctypes
+
+        # Registers the CUDA device API; the full TVM install loads it itself, a
+        # runtime-only install (a deployment machine) does not.
+        lib = os.path.join(os.path.dirname(tvm.__file__), "lib", "libtvm_runtime_cuda.so")
+        if os.path.exists(lib):
+            ctypes.CDLL(lib)
+        _use_prebuilt_cubins(path[: -len(".so")] + ".cuda.json")
+    dev = tvm.cuda(0) if target["kind"] == "cuda" else tvm.cpu(0)
+    vm = VirtualMachine(tvm.runtime.load_module(path), dev)
+    main = vm["main"]
+    from_dlpack = tvm.runtime.from_dlpack
+    native = tvm.runtime.Tensor
+
+    def convert(a):
+        if isinstance(a, native):
+            return a
+        if isinstance(a, (bool, int, float)):  # a host scalar: a 0-d tensor
+            import numpy
+
+            return tvm.runtime.tensor(numpy.array(a, dtype="float32" if isinstance(a, float) else None), dev)
+        try:
+            return from_dlpack(a)
+        except RuntimeError:  # TVM needs 64-byte aligned data; a view at an offset is not
+            return from_dlpack(a.clone())
+
+    def run(*args):
+        out = main(*[convert(a) for a in args])
+        return list(out) if not isinstance(out, native) else [out]
+
+    return run
+
+
+# The prebuilt cubins of every CUDA artifact loaded in this process, by the SHA-256
+# of their CUDA source; the compile hook is registered with TVM once.
+_CUBINS: dict[str, bytes] = {}
+_CUBIN_HOOK: list[Callable[..., Any]] = []
+
+
+def _use_prebuilt_cubins(index_file: str) -> None:
+    """TVM compiles a module's CUDA source when it is loaded; answer with the cubin
+    that nvcc built at compile time instead (matched by the source's hash)."""
+    import tvm_ffi
+
+    if not os.path.exists(index_file):
+        return
+    with open(index_file) as f:
+        for digest, file in json.load(f).items():
+            with open(os.path.join(os.path.dirname(index_file), file), "rb") as b:
+                _CUBINS[digest] = b.read()
+    if _CUBIN_HOOK:
+        return
+    fallback = tvm_ffi.get_global_func("tvm_callback_cuda_compile", allow_missing=True)
+
+    def compile_with_prebuilt(code, *rest):
+        found = _CUBINS.get(hashlib.sha256(code.encode()).hexdigest())
+        if found is not None:
+            return found
+        if fallback is None:
+            raise RuntimeError("no prebuilt cubin for this CUDA module and no CUDA compiler")
+        return fallback(code, *rest)
+
+    tvm_ffi.register_global_func("tvm_callback_cuda_compile", compile_with_prebuilt, override=True)
+    _CUBIN_HOOK.append(compile_with_prebuilt)

@@ -1,0 +1,265 @@
+"""The C++ host: eager == in-process compiled == reloaded artifact == C++ host on
+every path, its C API embedded in a C program, and its refusals (Python in the
+host, backends C++ cannot load, wrong inputs, a changed executable)."""
+
+from __future__ import annotations
+
+import importlib
+import shutil
+import subprocess
+from pathlib import Path
+
+import numpy as np
+import pytest
+import torch
+
+import dycl
+from dycl.diagnostics import DyclError, PassError, UsageError
+
+pytestmark = pytest.mark.skipif(shutil.which("g++") is None, reason="the C++ host needs g++")
+
+ZOO = ["branchy", "early_exit", "shallow_deep", "skipnet", "skipnet_rnn", "blockdrop", "captioner"]
+
+
+def run_cpp(artifact: Path, inputs, tmp: Path) -> tuple[list[np.ndarray], subprocess.CompletedProcess]:
+    """Outputs of the artifact's `dycl_model` command on `inputs`, read back from .npy."""
+    tmp.mkdir(parents=True, exist_ok=True)
+    files = []
+    for i, x in enumerate(inputs):
+        files.append(str(tmp / f"in_{i}.npy"))
+        np.save(files[-1], x.numpy())
+    out = tmp / "out"
+    done = subprocess.run([str(artifact / "dycl_model"), str(artifact), "-o", str(out), *files],
+                          capture_output=True, text=True)
+    outputs = [np.load(out / f"output_{i}.npy") for i in range(done.stdout.count("output "))]
+    return outputs, done
+
+
+def leaves(v) -> list:
+    return [torch.as_tensor(x) for x in torch.utils._pytree.tree_flatten(v)[0]]
+
+
+def assert_same(expected, got: list, exact_ints: bool = True) -> None:
+    want = leaves(expected)
+    assert len(want) == len(got)
+    for w, g in zip(want, got):
+        g = torch.from_numpy(np.asarray(g)) if not isinstance(g, torch.Tensor) else g
+        assert tuple(w.shape) == tuple(g.shape)
+        assert str(w.dtype) == str(g.dtype), (w.dtype, g.dtype)
+        if w.is_floating_point():
+            assert (w.double() - g.double()).abs().max().item() <= 1e-5 if w.numel() else True
+        else:
+            assert torch.equal(w, g)  # token ids, flags: exact
+
+
+def check_model(name: str, out: Path, tmp: Path) -> None:
+    mod = importlib.import_module(name)
+    model = mod.make_model()
+    cm = dycl.compile(model, mod.example_inputs(), host="cpp", out_dir=out)
+    assert (out / "dycl_model").exists() and (out / "libdycl_model.so").exists()
+    assert cm.manifest["cpp_host"]["executable"] == "dycl_model"
+    reloaded = dycl.load(out)
+    with torch.no_grad():
+        for path, x in mod.branch_inputs().items():
+            expected = model(*x)
+            assert_same(expected, leaves(cm(*x)))
+            assert_same(expected, leaves(reloaded(*x)))
+            got, done = run_cpp(out, x, tmp / path)
+            assert done.returncode == 0, done.stderr
+            assert_same(expected, got)
+
+
+@pytest.fixture(scope="module")
+def branchy_cpp(tmp_path_factory):
+    out = tmp_path_factory.mktemp("cpp") / "branchy"
+    check_model("branchy", out, tmp_path_factory.mktemp("runs"))
+    return out
+
+
+def test_branchy_every_path_in_cpp(branchy_cpp):
+    manifest = dycl.load(branchy_cpp).manifest
+    assert set(manifest["files"]) >= {"host.cpp", "dycl_model", "libdycl_model.so", "build.sh", "CMakeLists.txt"}
+
+
+def test_wrong_input_is_a_clear_error(branchy_cpp, tmp_path):
+    _, done = run_cpp(branchy_cpp, [torch.randn(2, 16)], tmp_path)
+    assert done.returncode == 1
+    assert "input 0: expected shape/dtype 1x16 float32, got 2x16 float32" in done.stderr
+    assert "Traceback" not in done.stderr
+
+
+def test_dycl_run_host_cpp(branchy_cpp, tmp_path):
+    from dycl.cli import main
+
+    x = torch.randn(1, 16)
+    np.save(tmp_path / "x.npy", x.numpy())
+    main(["run", str(branchy_cpp), "--host", "cpp", "--input", str(tmp_path / "x.npy"), "-o", str(tmp_path / "o")])
+    import branchy
+
+    with torch.no_grad():
+        expected = branchy.make_model()(x)
+    assert_same(expected, [np.load(tmp_path / "o" / "output_0.npy")])
+
+
+def test_changed_executable_is_refused(branchy_cpp, tmp_path):
+    from dycl.cli import main
+
+    copy = tmp_path / "art"
+    shutil.copytree(branchy_cpp, copy)
+    with open(copy / "dycl_model", "ab") as f:
+        f.write(b"\0")
+    with pytest.raises(SystemExit) as e:
+        main(["run", str(copy), "--host", "cpp"])
+    assert e.value.code == 1
+
+
+CAPI_PROGRAM = r"""
+#include <stdio.h>
+#include <string.h>
+#include "dycl_model.h"
+
+int main(int argc, char** argv) {
+  float x[16];
+  FILE* f = fopen(argv[2], "rb");
+  if (!f || fread(x, sizeof x, 1, f) != 1) return 3;
+  fclose(f);
+  dycl_model* m = dycl_model_load(argv[1]);
+  if (!m) { fprintf(stderr, "%s\n", dycl_last_error()); return 1; }
+  int64_t shape[2] = {1, 16};
+  DLManagedTensor in;
+  memset(&in, 0, sizeof in);
+  in.dl_tensor.data = x;
+  in.dl_tensor.device.device_type = kDLCPU;
+  in.dl_tensor.ndim = 2;
+  in.dl_tensor.dtype.code = kDLFloat;
+  in.dl_tensor.dtype.bits = 32;
+  in.dl_tensor.dtype.lanes = 1;
+  in.dl_tensor.shape = shape;
+  DLManagedTensor* ins[1] = {&in};
+  int n = 0;
+  DLManagedTensor** out = NULL;
+  if (dycl_model_run(m, 1, ins, &n, &out) != 0) { fprintf(stderr, "%s\n", dycl_last_error()); return 1; }
+  const float* y = (const float*)out[0]->dl_tensor.data;
+  for (int i = 0; i < 16; ++i) printf("%.9g\n", y[i]);
+  for (int i = 0; i < n; ++i) out[i]->deleter(out[i]);
+  dycl_free_outputs(out, n);
+  dycl_model_free(m);
+  return 0;
+}
+"""
+
+
+@pytest.mark.skipif(shutil.which("gcc") is None, reason="needs a C compiler")
+def test_c_program_embeds_the_model(branchy_cpp, tmp_path):
+    from dycl.host.cpp_build import tvm_paths
+
+    includes, _ = tvm_paths()
+    (tmp_path / "embed.c").write_text(CAPI_PROGRAM)
+    exe = tmp_path / "embed"
+    subprocess.run(["gcc", "-std=c99", str(tmp_path / "embed.c"), "-o", str(exe), f"-I{branchy_cpp}",
+                    *[f"-I{i}" for i in includes], f"-L{branchy_cpp}", "-ldycl_model",
+                    f"-Wl,-rpath,{branchy_cpp}"], check=True)
+    import branchy
+
+    model = branchy.make_model()
+    for x in branchy.branch_inputs().values():
+        x[0].numpy().tofile(tmp_path / "x.bin")
+        done = subprocess.run([str(exe), str(branchy_cpp), str(tmp_path / "x.bin")], capture_output=True,
+                              text=True, check=True)
+        got = torch.tensor([float(v) for v in done.stdout.split()]).reshape(1, 16)
+        with torch.no_grad():
+            assert (model(*x) - got).abs().max().item() <= 1e-5
+
+
+class WritesState(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = torch.nn.Linear(4, 4)
+        self.calls = 0
+
+    def forward(self, x):
+        self.calls = self.calls + 1
+        y = self.fc(x)
+        if y.sum() > 0:
+            return y
+        return -y
+
+
+def test_python_in_the_host_is_refused_with_locations(tmp_path):
+    with pytest.raises(PassError) as e:
+        dycl.compile(WritesState(), [torch.randn(1, 4)], host="cpp", out_dir=tmp_path / "out")
+    text = e.value.format()
+    assert "the C++ host cannot run this program" in text
+    assert "fallback region" in text and "test_cpp_host.py:" in text
+    assert not (tmp_path / "out").exists()  # nothing half-built is left
+
+
+def test_backends_cpp_cannot_load_are_refused():
+    with pytest.raises(UsageError, match=r"the C\+\+ host loads sub-DNNs built by tvm"):
+        dycl.compile(WritesState(), [torch.randn(1, 4)], backend="onnxruntime", host="cpp")
+
+
+def test_artifact_without_cpp_host(branchy_compiled, tmp_path):
+    from dycl.cli import run_cpp_host
+    import argparse
+
+    _, cm = branchy_compiled
+    with pytest.raises(DyclError, match="has no C\\+\\+ host"):
+        run_cpp_host(argparse.Namespace(artifact=str(cm.path), input=None, seed=0, output=None))
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", [n for n in ZOO if n != "branchy"])
+def test_zoo_every_path_in_cpp(name, tmp_path):
+    check_model(name, tmp_path / name, tmp_path / "runs")
+
+
+@pytest.mark.slow
+def test_router_names_the_sub_dnn_tvm_cannot_take(tmp_path):
+    """The router's GELU gives NaN at +inf in eager (torch's vectorised kernel), so
+    its first sub-DNN is handed down past TVM to torch, which C++ cannot load: the
+    C++ host is refused, naming it and why."""
+    import router
+
+    with pytest.raises(PassError, match=r"@sub_0 \(torch\)"):
+        dycl.compile(router.make_model(), router.example_inputs(), host="cpp", out_dir=tmp_path / "r")
+    assert not (tmp_path / "r").exists()
+
+
+class Halving(torch.nn.Module):
+    """A data-dependent `while` on the host, Python int arithmetic, an assert, and
+    an int output: all C++ on the host."""
+
+    def __init__(self):
+        super().__init__()
+        self.fc = torch.nn.Linear(8, 8)
+
+    def forward(self, x):
+        steps = 0
+        while x.abs().max() > 1.0:
+            x = x / 2
+            steps += 1
+        k = int(x.argmax())
+        assert k < 8, "index out of range"
+        y = self.fc(x)
+        if k % 2 == 0 and k > 1:
+            y = y * 2
+        return y, steps
+
+
+def test_host_loops_and_scalars_in_cpp(tmp_path):
+    torch.manual_seed(0)
+    model = Halving().eval()
+    out = tmp_path / "halving"
+    cm = dycl.compile(model, [torch.randn(1, 8)], host="cpp", out_dir=out)
+    source = (out / "host.cpp").read_text()
+    assert "for (int64_t iteration" in source and "wrap_add(" in source
+    inputs = [torch.randn(1, 8) * s for s in (0.1, 3.0, 100.0, 1e4)]
+    inputs.append(torch.tensor([[0.1, 0.2, 0.9, 0.0, 0.0, 0.0, 0.0, 0.0]]))  # k = 2: the doubled path
+    for i, x in enumerate(inputs):
+        with torch.no_grad():
+            expected = model(x)
+        assert_same(expected, leaves(cm(x)))
+        got, done = run_cpp(out, [x], tmp_path / str(i))
+        assert done.returncode == 0, done.stderr
+        assert_same(expected, got)
