@@ -97,7 +97,7 @@ def unknown(kind: str, name: str, choices: list[str], where: str = "") -> UsageE
 
     close = difflib.get_close_matches(name, choices, n=1)
     hint = f"; did you mean '{close[0]}'?" if close else ""
-    listed = f" (available: {', '.join(choices)})" if len(choices) <= 12 else ""
+    listed = f" (available: {', '.join(choices)})" if len(choices) <= 16 else ""
     return UsageError(f"unknown {kind} '{name}'{where}{listed}{hint}")
 
 

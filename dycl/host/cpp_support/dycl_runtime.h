@@ -8,6 +8,8 @@
 //     double -> float32, bool -> bool); its outputs come back as a vector.
 //   * to_bool / item_*: reads of one-element tensors (predicates, dycl.item).
 //   * read_npy / write_npy, check_input, a 64-byte aligned CPU allocator.
+// Inductor sub-DNNs (AotiSubDnn, on libtorch) are in dycl_aoti.h, included at the
+// end of this header where the generated host defines DYCL_WITH_AOTI.
 // Every failure throws dycl::Error with a message naming the file, sub-DNN or input.
 #ifndef DYCL_RUNTIME_H_
 #define DYCL_RUNTIME_H_
@@ -875,5 +877,9 @@ inline void write_npy(const std::string& path, const Value& v) {
 }
 
 }  // namespace dycl
+
+#ifdef DYCL_WITH_AOTI
+#include "dycl_aoti.h"
+#endif
 
 #endif  // DYCL_RUNTIME_H_
