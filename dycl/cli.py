@@ -129,7 +129,8 @@ def cmd_compile(args: argparse.Namespace) -> None:
         print(f"dycl: note: {str(w.message).removeprefix('dycl: ')}", file=sys.stderr)
     report = cm.report
     print(Hcfg.from_module(cm.module).summary())
-    print(f"wrote {args.output}/ (host.py, manifest.json, module.mlir, hcfg.dot, {len(cm.subgraphs)} sub-DNNs)")
+    cpp = ", host.cpp, dycl_model, libdycl_model.so" if args.host == "cpp" else ""
+    print(f"wrote {args.output}/ (host.py{cpp}, manifest.json, module.mlir, hcfg.dot, {len(cm.subgraphs)} sub-DNNs)")
     if args.explain:
         print_explain(cm)
     if args.time_passes:
@@ -344,7 +345,7 @@ def build_parser() -> argparse.ArgumentParser:
                     help="list each sub-DNN's backend and each part run as Python, with why")
     sp.add_argument("--host", default="python", choices=["python", "cpp"],
                     help="cpp: also build the C++ host (host.cpp, the dycl_model command, libdycl_model.so with "
-                         "a C API); needs TVM sub-DNNs and no Python in the host")
+                         "a C API); needs TVM or Inductor sub-DNNs and no Python in the host")
     sp.set_defaults(func=cmd_compile)
 
     sp = sub.add_parser("run", help="run a compiled artifact on .npy or random inputs")

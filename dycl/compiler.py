@@ -177,8 +177,8 @@ def _cpp_backend(backend: str) -> str:
     from dycl.host.cpp import CPP_BACKENDS
 
     if backend == "auto":
-        return "tvm"  # the one backend the C++ host loads
-    if backend not in CPP_BACKENDS:
+        return "tvm"  # the C++ host's default; Inductor's (.aoti.pt2 through libtorch) when asked for
+    if backend not in CPP_BACKENDS:  # tvm, inductor
         raise UsageError(f"the C++ host loads sub-DNNs built by {', '.join(sorted(CPP_BACKENDS))}; "
                          f"backend {backend!r} is not one of them")
     return backend
@@ -257,8 +257,8 @@ def compile(
 
     `host="cpp"` also builds the C++ host in the artifact (host.cpp, the
     `dycl_model` command and `libdycl_model.so` with the C API of dycl_model.h; run
-    it with `dycl run OUT --host cpp`). It needs sub-DNNs C++ can load (TVM: the
-    default backend becomes "tvm") and a program without Python in its host (no
+    it with `dycl run OUT --host cpp`). It needs sub-DNNs C++ can load (TVM, the
+    default then, or Inductor through libtorch) and a program without Python in its host (no
     fallback regions, module-state stores or data-dependent sizes): anything else
     is an error listing each such place. The artifact loads in Python as before.
     """

@@ -1,6 +1,7 @@
 """The C++ host: eager == in-process compiled == reloaded artifact == C++ host on
-every path, its C API embedded in a C program, and its refusals (Python in the
-host, backends C++ cannot load, wrong inputs, a changed executable)."""
+every path (TVM sub-DNNs, Inductor's through libtorch, and both in one host), its C
+API embedded in a C program, and its refusals (Python in the host, backends C++
+cannot load, wrong inputs, a changed executable)."""
 
 from __future__ import annotations
 
@@ -195,7 +196,7 @@ def test_python_in_the_host_is_refused_with_locations(tmp_path):
 
 
 def test_backends_cpp_cannot_load_are_refused():
-    with pytest.raises(UsageError, match=r"the C\+\+ host loads sub-DNNs built by tvm"):
+    with pytest.raises(UsageError, match=r"the C\+\+ host loads sub-DNNs built by inductor, tvm;"):
         dycl.compile(WritesState(), [torch.randn(1, 4)], backend="onnxruntime", host="cpp")
 
 
@@ -261,5 +262,154 @@ def test_host_loops_and_scalars_in_cpp(tmp_path):
             expected = model(x)
         assert_same(expected, leaves(cm(x)))
         got, done = run_cpp(out, [x], tmp_path / str(i))
+        assert done.returncode == 0, done.stderr
+        assert_same(expected, got)
+
+
+# Inductor sub-DNNs (AOTInductor packages through libtorch, dycl_aoti.h) in the C++ host.
+
+CPP_HOST_IR = Path(__file__).resolve().parent.parent / "lit_tests" / "dycl-opt" / "cpp-host.mlir"
+
+
+def _emit_cpp(ir: str, device: str = "cpu") -> str:
+    """host.cpp for the IR (as `dycl-opt -p lower-host-scalars -t cpp-host`)."""
+    from xdsl.parser import Parser
+
+    from dycl.compiler import context
+    from dycl.host.cpp import emit_host_cpp
+    from dycl.registry import BUILTIN_PASSES
+
+    module = Parser(context(), ir).parse_module()
+    BUILTIN_PASSES["lower-host-scalars"]()().apply(context(), module)
+    return emit_host_cpp(module, "model", device)
+
+
+def test_host_with_an_inductor_sub_dnn_is_printed_with_aoti():
+    """A host whose sub-DNNs are all TVM's never sees libtorch; one Inductor sub-DNN
+    makes it define DYCL_WITH_AOTI (dycl_aoti.h) and load that sub-DNN as an AotiSubDnn."""
+    from dycl.host.cpp_build import uses_aoti
+
+    ir = CPP_HOST_IR.read_text()
+    mixed = ir.replace('@sub_1(%x: tensor<1x4xf32>) -> tensor<1x4xf32> attributes {dycl.subgraph, dycl.backend = "tvm"}',
+                       '@sub_1(%x: tensor<1x4xf32>) -> tensor<1x4xf32> attributes {dycl.subgraph, dycl.backend = "inductor"}')
+    assert mixed != ir
+    tvm_only, source = _emit_cpp(ir), _emit_cpp(mixed)
+    assert not uses_aoti(tvm_only) and "AotiSubDnn" not in tvm_only
+    assert uses_aoti(source)
+    assert "#define DYCL_WITH_AOTI 1" in source.split('#include "dycl_runtime.h"')[0]
+    assert "  dycl::SubDnn sub_0;\n  dycl::AotiSubDnn sub_1;\n" in source
+    assert 'p->sub_1 = dycl::AotiSubDnn(dir + "/sub_1.aoti.pt2", "sub_1", kDLCPU);' in source
+    assert "compiled sub-DNNs (TVM, Inductor)" in source
+    with pytest.raises(PassError, match=r"runs Inductor sub-DNNs on the CPU only, not cuda: @sub_1"):
+        _emit_cpp(mixed, "cuda")
+
+
+def test_aoti_build_flags_only_where_used():
+    """build.sh, CMakeLists.txt and the g++ commands gain torch's headers, ABI flag and
+    libraries for a host with Inductor sub-DNNs; a TVM-only host's are as before."""
+    from dycl.host import cpp_build as cb
+
+    includes, libs = cb.tvm_paths()
+    torch_flags = cb.torch_paths()
+    assert torch_flags.abi == int(torch._C._GLIBCXX_USE_CXX11_ABI)
+    for text in (cb._build_script("g++", includes, libs), cb._cmake(includes, libs)):
+        assert "TORCH" not in text and "GLIBCXX" not in text and "torch" not in text
+    script = cb._build_script("g++", includes, libs, torch_flags)
+    assert f'FLAGS="-std=c++17 -O2 -fPIC -D_GLIBCXX_USE_CXX11_ABI={torch_flags.abi}"' in script
+    assert '-isystem "$TORCH_INCLUDE" -c "$SRC/host.cpp"' in script
+    assert '-L"$TORCH_LIB_DIR" -ltorch -ltorch_cpu -lc10' in script and ':$TORCH_LIB_DIR"' in script
+    cmake = cb._cmake(includes, libs, torch_flags)
+    assert f"add_compile_definitions(_GLIBCXX_USE_CXX11_ABI={torch_flags.abi})" in cmake
+    assert "target_link_libraries(dycl_model PUBLIC torch torch_cpu c10)" in cmake
+    compiles, links = cb._commands("g++", Path("/s"), Path("/o"), Path("/d"), includes, libs, torch_flags)
+    assert all(torch_flags.define in c for c in compiles)  # one C++ ABI in every object
+    assert [torch_flags.include in c for c in compiles] == [True, False, False]
+    assert "-ltorch_cpu" in links[0] and any(torch_flags.lib in a for a in links[1])
+
+
+class Scaled(torch.nn.Module):
+    """Host scalars into a sub-DNN (an int and a float), a host loop whose trip count
+    is data-dependent, an int output and a transposed (non-contiguous) output."""
+
+    def __init__(self):
+        super().__init__()
+        self.fc = torch.nn.Linear(8, 8)
+
+    def forward(self, x):
+        y = self.fc(x)
+        n = int(y.abs().argmax())
+        for i in range(n % 3):
+            y = y * (i + 1) + 0.5 * n
+        return y.t(), n
+
+
+def _scaled_inputs(model) -> dict[str, tuple[torch.Tensor]]:
+    """One input per trip count of the loop (n % 3 = 0, 1, 2)."""
+    found: dict[str, tuple[torch.Tensor]] = {}
+    gen = torch.Generator().manual_seed(3)
+    while len(found) < 3:
+        x = torch.randn(1, 8, generator=gen)
+        with torch.no_grad():
+            n = int(model.fc(x).abs().argmax())
+        found.setdefault(f"loop{n % 3}", (x,))
+    return found
+
+
+@pytest.mark.slow
+def test_inductor_sub_dnns_every_path_in_cpp(tmp_path):
+    torch.manual_seed(0)
+    model = Scaled().eval()
+    out = tmp_path / "scaled"
+    cm = dycl.compile(model, [torch.randn(1, 8)], backend="inductor", host="cpp", out_dir=out)
+    assert {v["backend"] for v in cm.subgraphs.values()} == {"inductor"}
+    source = (out / "host.cpp").read_text()
+    assert "#define DYCL_WITH_AOTI 1" in source and "dycl::SubDnn" not in source
+    assert (out / "dycl_aoti.h").exists() and "dycl_aoti.h" in cm.manifest["files"]
+    assert "-ltorch_cpu" in (out / "build.sh").read_text()
+    reloaded = dycl.load(out)
+    for path, x in _scaled_inputs(model).items():
+        with torch.no_grad():
+            expected = model(*x)
+        assert_same(expected, leaves(cm(*x)))
+        assert_same(expected, leaves(reloaded(*x)))
+        got, done = run_cpp(out, x, tmp_path / path)
+        assert done.returncode == 0, done.stderr
+        assert_same(expected, got)
+
+
+@pytest.mark.slow
+def test_tvm_and_inductor_sub_dnns_in_one_cpp_host(branchy, monkeypatch, tmp_path):
+    """TVM cannot build branchy's first sub-DNN (forced here, as is ONNX Runtime's
+    failure): the chain hands it to Inductor, and the C++ host runs Inductor's sub-DNN
+    next to TVM's, tensors crossing between them through DLPack."""
+    from dycl.backends.onnxruntime import OnnxRuntimeBackend
+    from dycl.backends.tvm import TvmBackend
+    from dycl.diagnostics import BackendError
+
+    monkeypatch.setenv("DYCL_CACHE_DIR", str(tmp_path / "cache"))  # no cached TVM build of it
+    tvm_build = TvmBackend.build
+
+    def tvm_but_sub_0(self, spec, target, out_dir):
+        if spec.name == "sub_0":
+            raise BackendError("forced for this test")
+        return tvm_build(self, spec, target, out_dir)
+
+    def no_onnxruntime(self, spec, target, out_dir):
+        raise BackendError("forced for this test")
+
+    monkeypatch.setattr(TvmBackend, "build", tvm_but_sub_0)
+    monkeypatch.setattr(OnnxRuntimeBackend, "build", no_onnxruntime)
+    model = branchy.make_model()
+    out = tmp_path / "mixed"
+    cm = dycl.compile(model, branchy.example_inputs(), host="cpp", out_dir=out)
+    assert {k: v["backend"] for k, v in cm.subgraphs.items()} == {"sub_0": "inductor", "sub_1": "tvm",
+                                                                   "sub_2": "tvm"}
+    source = (out / "host.cpp").read_text()
+    assert "dycl::AotiSubDnn sub_0;" in source and "dycl::SubDnn sub_1;" in source
+    for path, x in branchy.branch_inputs().items():
+        with torch.no_grad():
+            expected = model(*x)
+        assert_same(expected, leaves(cm(*x)))
+        got, done = run_cpp(out, x, tmp_path / path)
         assert done.returncode == 0, done.stderr
         assert_same(expected, got)

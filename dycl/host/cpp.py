@@ -2,13 +2,13 @@
 
 The generated file defines `dycl_generated::{Program, load, free, run}` (see
 `cpp_support/dycl_capi.cc`, which wraps them in the C API `dycl_model_*`): one
-`dycl::SubDnn` per sub-DNN, loaded from the artifact directory, and `forward` as
-straight C++ over typed values — tensors (`dycl::Tensor`), `bool`, `int64_t`,
-`double` — with the model's branches and loops as C++ `if`/`for`/`while`. TVM
-sub-DNNs load as `dycl::SubDnn` (a Relax VM), Inductor's as `dycl::AotiSubDnn` (an
-AOTInductor package through libtorch: the host then defines DYCL_WITH_AOTI, which
-includes `dycl_aoti.h` and makes `cpp_build` add torch's flags); the input is IR
-that passed `verify-host-contract` (strict).
+loaded sub-DNN per sub-DNN, from the artifact directory, and `forward` as straight
+C++ over typed values — tensors (`dycl::Tensor`), `bool`, `int64_t`, `double` —
+with the model's branches and loops as C++ `if`/`for`/`while`. TVM sub-DNNs load
+as `dycl::SubDnn` (a Relax VM), Inductor's as `dycl::AotiSubDnn` (an AOTInductor
+package through libtorch; the host then defines DYCL_WITH_AOTI, which includes
+`dycl_aoti.h` and makes `cpp_build` add torch's flags). The input is IR that
+passed `verify-host-contract` (strict).
 """
 
 from __future__ import annotations

@@ -38,7 +38,7 @@ class PythonHostTarget(Target):
 @dataclass(frozen=True)
 class CppHostTarget(Target):
     """`-t cpp-host{device=cpu|cuda}`: host.cpp for IR that meets the strict host
-    contract (verify-host-contract) with TVM sub-DNNs."""
+    contract (verify-host-contract) with TVM or Inductor sub-DNNs."""
 
     name = "cpp-host"
     device: str = "cpu"

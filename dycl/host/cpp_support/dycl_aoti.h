@@ -43,7 +43,7 @@ inline std::string torch_error_message(const std::exception& e) {
   return error_message(e);
 }
 
-/*! Whether torch takes tensors of `t` (torch::fromDLPack would throw otherwise). */
+/*! Whether torch takes tensors of `t` (at::fromDLPack would throw otherwise). */
 inline bool torch_dtype(DLDataType t) {
   if (t.lanes != 1) return false;
   switch (t.code) {
