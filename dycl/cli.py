@@ -171,7 +171,13 @@ def cmd_run(args: argparse.Namespace) -> None:
     from dycl.runtime import load
 
     cm = load(args.artifact)
-    out = cm(*_run_inputs(args, cm.manifest))
+    inputs = _run_inputs(args, cm.manifest)
+    try:
+        out = cm(*inputs)
+    except DyclError:
+        raise
+    except Exception as e:  # the model's own exception (an assert, a raise), as eager raises it
+        raise DyclError(f"the model raised {type(e).__name__}" + (f": {e}" if str(e) else "")) from None
     leaves, _ = torch.utils._pytree.tree_flatten(out)
     if args.output:
         _write_npy_outputs(leaves, Path(args.output))

@@ -194,7 +194,18 @@ def add_cpp_host(module: ModuleOp, out_dir: Path, model_name: str, target: Targe
     for name, info in manifest["subgraphs"].items():  # the backend each sub-DNN got, fallbacks included
         fn = next(f for f in module.ops if isinstance(f, func.FuncOp) and f.sym_name.data == name)
         fn.attributes[d.BACKEND_ATTR] = StringAttr(info["backend"])
-    source = emit_host_cpp(module, model_name, "cuda" if target.kind == "cuda" else "cpu")
+    from dycl.signature import Signature
+
+    guards = {}
+    for name, info in manifest["subgraphs"].items():
+        found = out_dir / (info["file"].split(".", 1)[0] + ".guards.json")
+        if found.exists():
+            guards[name] = json.loads(found.read_text())
+    sig = manifest.get("signature")
+    source = emit_host_cpp(module, model_name, "cuda" if target.kind == "cuda" else "cpu",
+                           files={info["file"]: manifest["files"][info["file"]] for info in manifest["subgraphs"].values()
+                                  if info["file"] in manifest["files"]},
+                           signature=Signature.from_json(sig) if sig else None, guards=guards)
     (out_dir / "host.cpp").write_text(source)
     build_cpp_host(out_dir, out_dir / "host.cpp")
     manifest["cpp_host"] = {"source": "host.cpp", "library": LIBRARY, "executable": EXECUTABLE}

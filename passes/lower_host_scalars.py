@@ -11,8 +11,8 @@ operands, `not` and `bool()` test against zero.
 
 What Python answers with an exception is left as the call (the Python host runs
 it): `//`, `%` and `/` by a divisor not known to be non-zero, `int()` of a float,
-and the `math` functions with domain or range errors. `i64` arithmetic wraps where
-Python's integers would grow past 64 bits.
+and the `math` functions with domain or range errors. `i64` arithmetic is 64-bit:
+where Python's integers would grow past that, the C++ host stops with an error.
 """
 
 from __future__ import annotations

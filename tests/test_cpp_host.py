@@ -37,7 +37,9 @@ def run_cpp(artifact: Path, inputs, tmp: Path) -> tuple[list[np.ndarray], subpro
 
 
 def leaves(v) -> list:
-    return [torch.as_tensor(x) for x in torch.utils._pytree.tree_flatten(v)[0]]
+    """Flattened outputs as tensors; Python floats are float64, as .npy holds them."""
+    return [torch.as_tensor(x, dtype=torch.float64) if isinstance(x, float) else torch.as_tensor(x)
+            for x in torch.utils._pytree.tree_flatten(v)[0]]
 
 
 def assert_same(expected, got: list, exact_ints: bool = True) -> None:
@@ -254,7 +256,7 @@ def test_host_loops_and_scalars_in_cpp(tmp_path):
     out = tmp_path / "halving"
     cm = dycl.compile(model, [torch.randn(1, 8)], host="cpp", out_dir=out)
     source = (out / "host.cpp").read_text()
-    assert "for (int64_t iteration" in source and "wrap_add(" in source
+    assert "for (int64_t iteration" in source and "checked_add(" in source
     inputs = [torch.randn(1, 8) * s for s in (0.1, 3.0, 100.0, 1e4)]
     inputs.append(torch.tensor([[0.1, 0.2, 0.9, 0.0, 0.0, 0.0, 0.0, 0.0]]))  # k = 2: the doubled path
     for i, x in enumerate(inputs):
@@ -413,3 +415,64 @@ def test_tvm_and_inductor_sub_dnns_in_one_cpp_host(branchy, monkeypatch, tmp_pat
         got, done = run_cpp(out, x, tmp_path / path)
         assert done.returncode == 0, done.stderr
         assert_same(expected, got)
+
+
+class KeepsTheBest(torch.nn.Module):
+    """A float('-inf') constant on the host, an int product past 64 bits on large
+    inputs, and a non-ASCII assert message."""
+
+    def __init__(self):
+        super().__init__()
+        self.fc = torch.nn.Linear(4, 4)
+
+    def forward(self, x):
+        best, k = float("-inf"), 0
+        for i in range(3):
+            s = float(self.fc(x)[0, i])
+            if s > best:
+                best, k = s, i
+        n = int(x.sum() * 1e9)
+        assert k < 5, "décalage"
+        return x * k, best, n * n > 0
+
+
+def test_python_ints_past_64_bits_stop_the_cpp_host(tmp_path):
+    torch.manual_seed(0)
+    model = KeepsTheBest().eval()
+    out = tmp_path / "best"
+    cm = dycl.compile(model, [torch.randn(1, 4)], host="cpp", out_dir=out)
+    small, large = torch.randn(1, 4), torch.full((1, 4), 1e3)
+    with torch.no_grad():
+        for x in (small, large):  # the Python host: -inf a constant, Python's big ints
+            assert_same(model(x), leaves(cm(x)))
+        got, done = run_cpp(out, [small], tmp_path / "small")
+        assert done.returncode == 0, done.stderr
+        assert_same(model(small), got)
+    _, done = run_cpp(out, [large], tmp_path / "large")
+    assert done.returncode == 1 and "integer overflow in *" in done.stderr  # an error, never a wrapped value
+    assert '"d\\303\\251calage"' in (out / "host.cpp").read_text()  # the message as UTF-8
+
+
+def test_a_host_runs_only_its_own_artifact(branchy_cpp, tmp_path):
+    other = tmp_path / "other"
+    shutil.copytree(branchy_cpp, other)
+    import branchy
+
+    model = branchy.make_model()
+    with torch.no_grad():
+        model.pre.bias += 1
+    dycl.compile(model, branchy.example_inputs(), host="cpp", out_dir=other)
+    done = subprocess.run([str(branchy_cpp / "dycl_model"), str(other)], capture_output=True, text=True)
+    assert done.returncode != 0 and "is not the file this host was built with" in done.stderr
+
+
+def test_guards_and_strings_in_cpp():
+    from dycl.host.cpp import _string_literal, guard_expr
+
+    assert guard_expr("a[1].shape[0] == a[0].shape[0]") == "((guard_dim(a, 1, 0) == guard_dim(a, 0, 0)))"
+    assert guard_expr("2 <= a[0].shape[1] < 9 and not a[0].shape[0] % 2 == 1") == (
+        "(((INT64_C(2) <= guard_dim(a, 0, 1)) && (guard_dim(a, 0, 1) < INT64_C(9))) && "
+        "(!((mod_i64(guard_dim(a, 0, 0), INT64_C(2)) == INT64_C(1)))))")
+    with pytest.raises(PassError, match="cannot check the shape guard"):
+        guard_expr("a[0].stride(0) == 1")
+    assert _string_literal('say "hi" \\ ü') == '"say \\"hi\\" \\\\ \\303\\274"'

@@ -123,7 +123,7 @@ def _commands(cxx: str, src: Path, obj: Path, out: Path, includes: list[str], li
         # --no-as-needed: the host reaches libtvm_runtime only through the functions it
         # registers when loaded, so no symbol of it is referenced directly.
         [cxx, "-shared", "-o", str(out / LIBRARY), f"-Wl,-soname,{LIBRARY}", "-Wl,-z,defs", str(obj / "host.o"),
-         str(obj / "dycl_capi.o"), *lib_dirs, "-Wl,--no-as-needed", "-ltvm_runtime", "-ltvm_ffi",
+         str(obj / "dycl_capi.o"), *lib_dirs, "-Wl,--no-as-needed", "-ltvm_runtime", "-ltvm_runtime_extra", "-ltvm_ffi",
          "-Wl,--as-needed", *torch_libs, "-ldl", f"-Wl,-rpath,{rpath}"],
         [cxx, "-o", str(out / EXECUTABLE), str(obj / "main.o"), f"-L{out}", "-ldycl_model", *lib_dirs,
          "-ltvm_ffi", f"-Wl,-rpath,$ORIGIN:{rpath}"],
@@ -193,7 +193,7 @@ wait $P3 || FAILED=1
 # --no-as-needed: nothing in the host references libtvm_runtime directly (it registers
 # the VM's functions when loaded).
 $CXX -shared -o "$SRC/{LIBRARY}" -Wl,-soname,{LIBRARY} -Wl,-z,defs "$OBJ/host.o" "$OBJ/dycl_capi.o" \\
-    -L"$TVM_LIB_DIR" -L"$TVM_FFI_LIB_DIR" -Wl,--no-as-needed -ltvm_runtime -ltvm_ffi -Wl,--as-needed -ldl{torch_libs} \\
+    -L"$TVM_LIB_DIR" -L"$TVM_FFI_LIB_DIR" -Wl,--no-as-needed -ltvm_runtime -ltvm_runtime_extra -ltvm_ffi -Wl,--as-needed -ldl{torch_libs} \\
     -Wl,-rpath,"$TVM_LIB_DIR:$TVM_FFI_LIB_DIR{torch_rpath}"
 $CXX -o "$SRC/{EXECUTABLE}" "$OBJ/main.o" -L"$SRC" -ldycl_model -L"$TVM_FFI_LIB_DIR" -ltvm_ffi \\
     -Wl,-rpath,'$ORIGIN':"$TVM_LIB_DIR:$TVM_FFI_LIB_DIR{torch_rpath}"
@@ -227,7 +227,7 @@ set(TVM_LIBS "{lib_list}" CACHE STRING "directories of libtvm_runtime.so and lib
 add_library(dycl_model SHARED host.cpp dycl_capi.cc)
 target_include_directories(dycl_model PUBLIC ${{CMAKE_CURRENT_SOURCE_DIR}} ${{TVM_INCLUDE}})
 target_link_directories(dycl_model PUBLIC ${{TVM_LIBS}})
-target_link_libraries(dycl_model PUBLIC -Wl,--no-as-needed tvm_runtime tvm_ffi -Wl,--as-needed ${{CMAKE_DL_LIBS}}){torch_libs}
+target_link_libraries(dycl_model PUBLIC -Wl,--no-as-needed tvm_runtime tvm_runtime_extra tvm_ffi -Wl,--as-needed ${{CMAKE_DL_LIBS}}){torch_libs}
 target_link_options(dycl_model PRIVATE -Wl,-z,defs)
 set_target_properties(dycl_model PROPERTIES CXX_VISIBILITY_PRESET hidden VISIBILITY_INLINES_HIDDEN ON
                       BUILD_RPATH "${{TVM_LIBS}}{torch_rpath}" INSTALL_RPATH "${{TVM_LIBS}}{torch_rpath}")

@@ -10,6 +10,7 @@ predicates and scalars. Its helpers and `Program` come from the runtime
 from __future__ import annotations
 
 import keyword
+import math
 import re
 from collections.abc import Iterable
 from typing import Any
@@ -98,10 +99,10 @@ class PythonHostEmitter:
         n = self.name
         match op:
             case arith.ConstantOp():
-                self.emit(f"{n(op.result)} = {arith_constant_value(op)!r}", depth)
+                self.emit(f"{n(op.result)} = {_literal(arith_constant_value(op))}", depth)
             case d.ConstantOp():
                 value = python_constant(op.value) if not isinstance(op.value, d.GlobalAttr) else None
-                text = f"_resolve({op.value.qualname.data!r})" if isinstance(op.value, d.GlobalAttr) else repr(value)
+                text = f"_resolve({op.value.qualname.data!r})" if isinstance(op.value, d.GlobalAttr) else _literal(value)
                 self.emit(f"{n(op.result)} = {text}", depth)
             case d.CallSubgraphOp():
                 lhs = self.names(op.res) + ("," if len(op.res) == 1 else "")
@@ -231,6 +232,16 @@ def _from_python(v: SSAValue) -> bool:
         op = op.source.owner
     return d.contains_tensor_type(v.type) and (isinstance(op, d.PyRegionOp) or (
         isinstance(op, Operation) and d.ON_HOST_ATTR in op.attributes))
+
+
+def _literal(value: Any) -> str:
+    """Python source of a constant: repr, but `float('inf')` where repr gives a bare `inf`/`nan`."""
+    if isinstance(value, float) and (math.isinf(value) or math.isnan(value)):
+        return f"float({str(value)!r})"
+    if type(value) in (tuple, list):
+        items = ", ".join(_literal(v) for v in value) + ("," if type(value) is tuple and len(value) == 1 else "")
+        return f"({items})" if type(value) is tuple else f"[{items}]"
+    return repr(value)
 
 
 def _lengths(t: Attribute) -> Any:

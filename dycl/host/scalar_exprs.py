@@ -96,7 +96,7 @@ def cpp_expr(op: Operation, name: Callable[[SSAValue], str]) -> str:
         case arith.FloorDivSIOp():
             return f"floordiv_i64({a[0]}, {a[1]})"
         case arith.RemSIOp():
-            return f"({a[0]} % {a[1]})"
+            return f"rem_i64({a[0]}, {a[1]})"
         case arith.ExtUIOp():
             return f"static_cast<int64_t>({a[0]})"
         case arith.SIToFPOp() | arith.UIToFPOp():
@@ -108,9 +108,9 @@ def cpp_expr(op: Operation, name: Callable[[SSAValue], str]) -> str:
         case math.AbsFOp():
             return f"std::fabs({a[0]})"
         case math.AbsIOp():
-            return f"std::llabs({a[0]})"
-    if type(op) in (arith.AddiOp, arith.SubiOp, arith.MuliOp):  # wrapping, as arith's i64 (no signed overflow UB)
-        return f"wrap_{type(op).__name__[:3].lower()}({a[0]}, {a[1]})"
+            return f"abs_i64({a[0]})"
+    if type(op) in (arith.AddiOp, arith.SubiOp, arith.MuliOp):  # Python's ints do not wrap: overflow is an error
+        return f"checked_{type(op).__name__[:3].lower()}({a[0]}, {a[1]})"
     if type(op) in _C_BINARY:
         return f"({a[0]} {_C_BINARY[type(op)]} {a[1]})"
     raise PassError(f"the C++ host cannot run '{op.name}'", op)

@@ -383,6 +383,9 @@ inline int64_t item_i64(const Tensor& t) {
   detail::Element e = detail::read_element(t, "item (int64)");
   if (!e.is_float) return e.i;
   if (!std::isfinite(e.f)) throw Error("item (int64): cannot convert " + std::to_string(e.f) + " to an integer");
+  // Python's int() of a float this large is a big integer; a 64-bit host cannot hold it.
+  if (!(e.f >= -9223372036854775808.0 && e.f < 9223372036854775808.0))
+    throw Error("item (int64): int(" + std::to_string(e.f) + ") does not fit in 64 bits (the C++ host's ints)");
   return static_cast<int64_t>(e.f);
 }
 inline double item_f64(const Tensor& t) {
@@ -398,6 +401,8 @@ template <typename T, std::enable_if_t<std::is_arithmetic_v<T>, int> = 0>
 inline int64_t item_i64(T v) {
   if constexpr (std::is_floating_point_v<T>) {
     if (!std::isfinite(v)) throw Error("item (int64): cannot convert " + std::to_string(v) + " to an integer");
+    if (!(v >= -9223372036854775808.0 && v < 9223372036854775808.0))
+      throw Error("item (int64): int(" + std::to_string(v) + ") does not fit in 64 bits (the C++ host's ints)");
   }
   return static_cast<int64_t>(v);
 }
@@ -515,6 +520,14 @@ inline std::string read_file(const std::string& path) {
   return s.str();
 }
 
+// The file the host was built with, not another artifact's of the same name (SHA-256,
+// as manifest.json records it): a host run on another directory is refused.
+inline void check_file(const std::string& path, const std::string& sha256) {
+  if (sha256_hex(read_file(path)) != sha256)
+    throw Error("'" + path + "' is not the file this host was built with (SHA-256 differs): run each artifact "
+                "with its own dycl_model / libdycl_model.so");
+}
+
 inline std::string dir_name(const std::string& path) {
   size_t slash = path.rfind('/');
   return slash == std::string::npos ? "." : path.substr(0, slash);
@@ -586,6 +599,8 @@ inline void use_prebuilt_cubins(const std::string& index_file) {
 }
 
 }  // namespace detail
+
+using detail::check_file;
 
 // ---------------------------------------------------------------------------
 // Sub-DNNs
