@@ -57,10 +57,27 @@ def dynamic_names(fn: func.FuncOp) -> tuple[str, ...]:
     return tuple(dim_names(types[i])[k] for i, k in dynamic_dims(fn))
 
 
+def _declared_ranges(fn: func.FuncOp) -> dict[str, tuple[int, int | None]]:
+    """The ranges the signature on the host function @forward declares (`b=1..64`)."""
+    from xdsl.dialects.builtin import ModuleOp, StringAttr
+
+    from dycl.signature import Signature
+    from dycl.types import SIGNATURE_ATTR
+
+    module = fn.parent_op()
+    if not isinstance(module, ModuleOp):
+        return {}
+    for f in module.ops:
+        if isinstance(f, func.FuncOp) and isinstance(text := f.attributes.get(SIGNATURE_ATTR), StringAttr):
+            sig = Signature.parse(text.data)
+            return {n: sig.range_of(n) for n in sig.names()}
+    return {}
+
+
 def subgraph_spec(fn: func.FuncOp, model: nn.Module) -> SubgraphSpec:
     """What a backend needs to build the sub-DNN `fn`."""
     spec = SubgraphSpec(fn.sym_name.data, to_graph_module(fn, model), [], dynamic=dynamic_dims(fn),
-                        dynamic_names=dynamic_names(fn))
+                        dynamic_names=dynamic_names(fn), name_ranges=_declared_ranges(fn))
     spec.example_inputs = example_inputs(fn, spec=spec)
     return spec
 

@@ -60,6 +60,21 @@ class SubgraphSpec:
     # dimensions (`b`, `2*b`), "" where unnamed: related dimensions get related
     # example sizes.
     dynamic_names: tuple[str, ...] = ()
+    # The declared range of each named dimension (the signature's `b=1..64`): sizes
+    # the host refuses need not be probed.
+    name_ranges: dict[str, tuple[int, int | None]] = field(default_factory=dict)
+
+    def allows(self, base: int) -> bool:
+        """Whether the host can see every dynamic dimension at size `base` (its named
+        ones in their ranges; an unnamed one, a data-dependent size, can be any)."""
+        import re
+
+        for name in self.dynamic_names:
+            for symbol in re.findall(r"[A-Za-z_]\w*", name):
+                lo, hi = self.name_ranges.get(symbol, (1, None))
+                if base < lo or (hi is not None and base > hi):
+                    return False
+        return True
 
     def example_size(self, k: int, base: int) -> int:
         """The size of dynamic dimension `k` when each named dimension is `base`."""

@@ -88,9 +88,16 @@ def _probes(spec: SubgraphSpec) -> list[tuple[str, list[Any]]]:
                 poisoned[i] = base[i].clone()
                 poisoned[i].view(-1)[0] = v
             out.append((f"an input holding {v}", poisoned))
+    for group in groups:  # NaN elsewhere than first: ops whose NaN handling depends on the position (topk)
+        poisoned = list(base)
+        for i in group:
+            if base[i].numel() > 1:
+                poisoned[i] = base[i].clone()
+                poisoned[i].view(-1)[-1] = float("nan")
+        out.append(("an input holding nan at its last element", poisoned))
     if spec.dynamic:
         out += [(f"size {size} of its dynamic dimensions", _resized(spec, size, k))
-                for k, size in enumerate(PROBE_SIZES)]
+                for k, size in enumerate(PROBE_SIZES) if spec.allows(size)]
     return out
 
 
