@@ -25,6 +25,7 @@ from xdsl.dialects.builtin import StringAttr
 from dycl.backends.base import Backend, SubgraphSpec, Target
 from dycl.dialects import dycl as d
 from dycl.printing import module_text
+from dycl.runtime.artifact import sha256
 
 _VERSIONS = None
 
@@ -105,12 +106,6 @@ def structural_key(fn: func.FuncOp, model: nn.Module, backend: str, target: Targ
     return h.hexdigest()
 
 
-def _sha256(path: Path) -> str:
-    h = hashlib.sha256()
-    with open(path, "rb") as f:
-        for chunk in iter(lambda: f.read(1 << 20), b""):
-            h.update(chunk)
-    return h.hexdigest()
 
 
 def _verified(entry: Path) -> str | None:
@@ -122,7 +117,7 @@ def _verified(entry: Path) -> str | None:
         if not isinstance(files, dict) or file not in files:
             return None
         for name, digest in files.items():
-            if "/" in name or not (entry / name).is_file() or _sha256(entry / name) != digest:
+            if "/" in name or not (entry / name).is_file() or sha256(entry / name) != digest:
                 return None
         return file
     except (OSError, ValueError, KeyError, TypeError):
@@ -218,7 +213,7 @@ class BuildCache:
             hashes = {}
             for p in self._artifact_files(out_dir, file):
                 shutil.copyfile(p, tmp / p.name)
-                hashes[p.name] = _sha256(tmp / p.name)
+                hashes[p.name] = sha256(tmp / p.name)
             # Written last, naming every file with its hash: an entry is whole or ignored.
             (tmp / "done").write_text(json.dumps({"file": file, "sha256": hashes}) + "\n")
             tmp.rename(entry)

@@ -188,16 +188,14 @@ def add_cpp_host(module: ModuleOp, out_dir: Path, model_name: str, target: Targe
     """Emit host.cpp into the built artifact `out_dir`, build it, and reseal the manifest."""
     from dycl.host.cpp import emit_host_cpp
     from dycl.host.cpp_build import EXECUTABLE, LIBRARY, build_cpp_host
+    from dycl.signature import Signature
 
     manifest_file = out_dir / "manifest.json"
     manifest = json.loads(manifest_file.read_text())
+    guards = {}
     for name, info in manifest["subgraphs"].items():  # the backend each sub-DNN got, fallbacks included
         fn = next(f for f in module.ops if isinstance(f, func.FuncOp) and f.sym_name.data == name)
         fn.attributes[d.BACKEND_ATTR] = StringAttr(info["backend"])
-    from dycl.signature import Signature
-
-    guards = {}
-    for name, info in manifest["subgraphs"].items():
         found = out_dir / (info["file"].split(".", 1)[0] + ".guards.json")
         if found.exists():
             guards[name] = json.loads(found.read_text())

@@ -89,12 +89,13 @@ def _probes(spec: SubgraphSpec) -> list[tuple[str, list[Any]]]:
                 poisoned[i].view(-1)[0] = v
             out.append((f"an input holding {v}", poisoned))
     for group in groups:  # NaN elsewhere than first: ops whose NaN handling depends on the position (topk)
-        poisoned = list(base)
-        for i in group:
-            if base[i].numel() > 1:
+        longer = [i for i in group if base[i].numel() > 1]
+        if longer:  # (a one-element input had its NaN probe above)
+            poisoned = list(base)
+            for i in longer:
                 poisoned[i] = base[i].clone()
                 poisoned[i].view(-1)[-1] = float("nan")
-        out.append(("an input holding nan at its last element", poisoned))
+            out.append(("an input holding nan at its last element", poisoned))
     if spec.dynamic:
         out += [(f"size {size} of its dynamic dimensions", _resized(spec, size, k))
                 for k, size in enumerate(PROBE_SIZES) if spec.allows(size)]

@@ -239,19 +239,15 @@ target_link_libraries(dycl_model_cli PRIVATE dycl_model)
 """
 
 
-def _sha256(path: Path) -> str:
-    return hashlib.sha256(path.read_bytes()).hexdigest()
-
-
 def _object_cache(cxx: str, includes: list[str], libs: list[str], torch: TorchFlags | None = None) -> Path | None:
     """Where dycl_capi.o and main.o are kept between builds: they do not depend on
     host.cpp, only on the support sources, the compiler and the TVM headers. Under
-    the build cache's root (`$DYCL_CACHE_DIR`, else ~/.cache/dycl; `off` disables it,
-    as dycl.build_cache.cache_dir, which is not imported here: it imports torch)."""
-    env = os.environ.get("DYCL_CACHE_DIR")
-    if env == "off":
+    the build cache's root (`DYCL_CACHE_DIR=off` disables it)."""
+    from dycl.build_cache import cache_dir
+
+    root = cache_dir()
+    if root is None:
         return None
-    root = Path(env) if env else Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "dycl"
     h = hashlib.sha256()
     for name in SUPPORT_FILES:
         h.update(name.encode() + b"\0" + (SUPPORT_DIR / name).read_bytes())
@@ -265,14 +261,14 @@ def _object_cache(cxx: str, includes: list[str], libs: list[str], torch: TorchFl
     return root / "cpp" / h.hexdigest()[:32]
 
 
-def build_cpp_host(out_dir: Path, host_cpp: Path) -> dict[str, str]:
+def build_cpp_host(out_dir: Path, host_cpp: Path) -> list[str]:
     """Builds the C++ host in `out_dir` (the artifact directory): copies `host_cpp`
     (as host.cpp) and the support sources there, writes build.sh and CMakeLists.txt,
     and compiles libdycl_model.so and dycl_model with g++ (the translation units at
     once; dycl_capi.o and main.o come from the object cache when they can). A host
     that defines DYCL_WITH_AOTI (Inductor sub-DNNs) also gets dycl_aoti.h and is
-    built against the torch wheel (headers, ABI flag, libtorch). Returns the files
-    written, name → sha256. A compile or link error raises BackendError with the
+    built against the torch wheel (headers, ABI flag, libtorch). Returns the names
+    of the files written (the manifest's seal hashes them). A compile or link error raises BackendError with the
     compiler's first error lines."""
     out_dir = Path(out_dir)
     host_cpp = Path(host_cpp)
@@ -322,4 +318,4 @@ def build_cpp_host(out_dir: Path, host_cpp: Path) -> dict[str, str]:
         for cmd in links:
             _run([cmd])
     written += [LIBRARY, EXECUTABLE]
-    return {name: _sha256(out_dir / name) for name in written}
+    return written
