@@ -40,6 +40,7 @@ BUILTIN_PASSES: dict[str, Callable[[], type[ModulePass]]] = {
     "constant-propagation": _pass("constant_propagation", "ConstantPropagationPass"),
     "shape-inference": _pass("shape_inference", "ShapeInferencePass"),
     "cut-data-dependent-shapes": _pass("cut_data_dependent_shapes", "CutDataDependentShapesPass"),
+    "check-index-bounds": _pass("check_index_bounds", "CheckIndexBoundsPass"),
     "sink-state-stores": _pass("sink_state_stores", "SinkStateStoresPass"),
     "extract-hcfg": _pass("extract_hcfg", "ExtractHcfgPass"),
     "hoist-computation-free": _pass("hoist_computation_free", "HoistComputationFreePass"),

@@ -1,4 +1,5 @@
-"""sink-state-stores: move each `dycl.set_attr` down past the tensor work after it.
+"""sink-state-stores: move each `dycl.set_attr` (and each index-bounds check) down
+past the tensor work after it.
 
 The frontend stores module state where the Python assigns it (`self.h = h`),
 often between tensor ops that would otherwise form one sub-DNN; `extract-hcfg`
@@ -6,6 +7,11 @@ cuts a region at every host op. Tensor ops cannot observe module attributes
 (parameters and buffers are never stored this way), so a store may wait until the
 next host op of its block (a branch, a loop, a region, a raise, the return): the
 module holds the same values whenever anything on the host can look.
+
+The checks `check-index-bounds` adds (a predicate read and a `dycl.if` marked
+`dycl.bounds_check` that raises) wait the same way: the tensor work between
+computes on clamped indices and has no effect the host could see, so raising a
+little later raises the same exception.
 """
 
 from __future__ import annotations
@@ -19,13 +25,14 @@ from xdsl.passes import ModulePass
 
 from dycl.classify import FREE, TENSOR, classify
 from dycl.dialects import dycl as d
+from dycl.passes.check_index_bounds import BOUNDS_CHECK_ATTR
 
 
 def sink_block(block: Block) -> None:
     """Sink the stores of `block` and of the blocks nested in it, keeping their order."""
     pending: list[Operation] = []
     for op in list(block.ops):
-        if isinstance(op, d.SetAttrOp):
+        if isinstance(op, d.SetAttrOp) or _is_check(op) or _reads_for_check(op):
             pending.append(op)
             continue
         if classify(op) in (TENSOR, FREE) and not op.regions:
@@ -42,16 +49,28 @@ def sink_block(block: Block) -> None:
         block.add_op(store)
 
 
+def _is_check(op: Operation) -> bool:
+    return isinstance(op, d.IfOp) and BOUNDS_CHECK_ATTR in op.attributes
+
+
+def _reads_for_check(op: Operation) -> bool:
+    """The predicate read of a bounds check (its only use is the check)."""
+    return isinstance(op, d.ToBoolOp) and op.result.uses.get_length() == 1 and _is_check(next(iter(op.result.uses)).operation)
+
+
 @dataclass(frozen=True)
 class SinkStateStoresPass(ModulePass):
     """Move module-state stores (`dycl.set_attr`) past the tensor ops that follow
     them, to just before the next host operation, so that they do not cut
     sub-DNNs apart.
 
+    Index-bounds checks (`dycl.if` marked `dycl.bounds_check`, with the predicate
+    read feeding it) move the same way.
+
     Expects: dycl IR, before `extract-hcfg`.
-    Guarantees: every `dycl.set_attr` is followed only by other stores up to a
-    host operation of its block (or the block's end); stores keep their order and
-    never leave their block.
+    Guarantees: every `dycl.set_attr` and bounds check is followed only by other
+    stores and checks up to a host operation of its block (or the block's end);
+    they keep their order and never leave their block.
     """
 
     name = "sink-state-stores"

@@ -1,0 +1,61 @@
+// RUN: dycl-opt %s -p 'check-index-bounds{model="%examples/captioner.py:make_model"}' | filecheck %s
+// RUN: dycl-opt %s -p 'check-index-bounds{model="%examples/captioner.py:make_model"},sink-state-stores,extract-hcfg' | filecheck %s --check-prefix=HCFG
+
+// examples/captioner.py: decoder.embedding = Embedding(12, 16). Indices from
+// data are checked (0 <= i <= 11) and wrapped into range; the host raises eager's error.
+// CHECK-LABEL: func.func @forward
+// CHECK:         %[[LO:.*]] = arith.constant 0 : i64
+// CHECK-NEXT:    %[[HI:.*]] = arith.constant 11 : i64
+// CHECK-NEXT:    %[[GE:.*]] = dycl.call_function "_operator.ge"(%ids, %[[LO]]) : (tensor<1x3xi64>, i64) -> tensor<1x3xi1>
+// CHECK-NEXT:    %[[LE:.*]] = dycl.call_function "_operator.le"(%ids, %[[HI]])
+// CHECK-NEXT:    %[[BOTH:.*]] = dycl.call_function "_operator.and_"(%[[GE]], %[[LE]])
+// CHECK-NEXT:    %[[OK:.*]] = dycl.call_method "all"(%[[BOTH]]) : (tensor<1x3xi1>) -> tensor<i1>
+// CHECK-NEXT:    %[[N:.*]] = arith.constant 12 : i64
+// CHECK-NEXT:    %[[SAFE:.*]] = dycl.call_function "torch.remainder"(%ids, %[[N]]) : (tensor<1x3xi64>, i64) -> tensor<1x3xi64>
+// CHECK-NEXT:    %e = dycl.call_module "decoder.embedding"(%[[SAFE]])
+// CHECK-NEXT:    %[[READ:.*]] = dycl.to_bool %[[OK]]
+// CHECK-NEXT:    dycl.if %[[READ]] {
+// CHECK-NEXT:      dycl.yield
+// CHECK-NEXT:    } else {
+// CHECK-NEXT:      %{{.*}} = dycl.constant "index out of range in self"
+// CHECK-NEXT:      dycl.raise "builtins.IndexError"
+// CHECK:         } {dycl.bounds_check}
+
+// A subscript by an integer tensor: negative indices count from the end.
+// CHECK:         %[[NLO:.*]] = arith.constant -5 : i64
+// CHECK-NEXT:    %[[NHI:.*]] = arith.constant 4 : i64
+// CHECK:         dycl.call_function "_operator.ge"(%j, %[[NLO]])
+// CHECK:         dycl.constant "index out of bounds for dimension 1 with size 5"
+
+// gather along dim 1 of a 2x5 tensor.
+// CHECK:         dycl.raise "builtins.RuntimeError"
+
+// argmax over a dim of 12 always indexes the 12-row table: no check.
+// CHECK:         %best = dycl.call_method "argmax"
+// CHECK-NEXT:    %e2 = dycl.call_module "decoder.embedding"(%best)
+
+// The checks wait for the end of the tensor work: one region, then the host reads.
+// HCFG:          dycl.tensor_region
+// HCFG-NOT:      dycl.to_bool
+// HCFG:          dycl.yield
+// HCFG:          dycl.to_bool
+// HCFG:          dycl.raise "builtins.IndexError"
+// HCFG:          dycl.to_bool
+// HCFG:          dycl.raise "builtins.IndexError"
+// HCFG:          dycl.to_bool
+// HCFG:          dycl.raise "builtins.RuntimeError"
+
+func.func @forward(%ids: tensor<1x3xi64>, %x: tensor<2x5xf32>, %j: tensor<2xi64>, %g: tensor<2x3xi64>) -> tensor<1x3x16xf32> {
+  %e = dycl.call_module "decoder.embedding"(%ids) : (tensor<1x3xi64>) -> tensor<1x3x16xf32>
+  %none = dycl.constant none : !dycl.pyobj
+  %all = dycl.call_function "builtins.slice"(%none, %none, %none) : (!dycl.pyobj, !dycl.pyobj, !dycl.pyobj) -> !dycl.pyobj
+  %sub = dycl.make_tuple(%all, %j) : (!dycl.pyobj, tensor<2xi64>) -> !dycl.pyobj
+  %cols = dycl.call_function "_operator.getitem"(%x, %sub) : (tensor<2x5xf32>, !dycl.pyobj) -> tensor<2x2xf32>
+  %one = arith.constant 1 : i64
+  %picked = dycl.call_function "torch.gather"(%x, %one, %g) : (tensor<2x5xf32>, i64, tensor<2x3xi64>) -> tensor<2x3xf32>
+  %n = arith.constant 12 : i64
+  %twelve = dycl.call_function "torch.randn"(%one, %n) : (i64, i64) -> tensor<1x12xf32>
+  %best = dycl.call_method "argmax"(%twelve, %one) : (tensor<1x12xf32>, i64) -> tensor<1xi64>
+  %e2 = dycl.call_module "decoder.embedding"(%best) : (tensor<1xi64>) -> tensor<1x16xf32>
+  func.return %e : tensor<1x3x16xf32>
+}

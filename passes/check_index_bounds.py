@@ -1,0 +1,307 @@
+"""check-index-bounds: eager's index errors for indices computed from data.
+
+`nn.Embedding`, `index_select`, `gather` and integer-tensor indexing raise in
+eager when an index is out of range. Compiled kernels do not check: TVM reads
+past the table (garbage, or a crash for a huge index), ONNX Runtime's Gather
+wraps negative indices. So a model fed a bad token id would return a value
+where eager raises — a silent wrong answer.
+
+This pass guards every such op whose indices are not known to be in range: the
+tensor code computes `all(lo <= idx < n)` and indexes with `idx % n` (so the
+kernel never reads out of bounds), and the host raises eager's
+exception when the check failed. The check is marked `dycl.bounds_check`, so
+that `sink-state-stores` moves it past the tensor work after it: it costs one
+predicate read per sub-DNN, not a cut.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import torch
+from torch import nn
+from xdsl.context import Context
+from xdsl.dialects import arith
+from xdsl.dialects.builtin import (
+    DenseIntOrFPElementsAttr,
+    IntegerAttr,
+    IntegerType,
+    ModuleOp,
+    NoneAttr,
+    StringAttr,
+    TensorType,
+    UnitAttr,
+    i1,
+    i64,
+)
+from xdsl.ir import Block, Operation, Region, SSAValue
+from xdsl.passes import ModulePass
+from xdsl.rewriter import InsertPoint, Rewriter
+
+from dycl.classify import TENSOR, classify
+from dycl.dialects import dycl as d
+from dycl.models import model_of
+
+BOUNDS_CHECK_ATTR = "dycl.bounds_check"
+
+# What eager raises (class, message; {dim} and {size} filled in).
+_RANGE = ("builtins.IndexError", "index out of range in self")
+_SELECT_INNER = ("builtins.RuntimeError", "INDICES element is out of DATA bounds, axis_dim={size}")
+_GATHER = ("builtins.RuntimeError", "index out of bounds for dimension {dim} with size {size}")
+_SUBSCRIPT = ("builtins.IndexError", "index out of bounds for dimension {dim} with size {size}")
+
+# Ops that keep the values of their first operand (so its bounds).
+_SAME_VALUES = frozenset({"unsqueeze", "squeeze", "view", "reshape", "flatten", "long", "int", "to", "clone",
+                          "contiguous", "expand", "expand_as", "detach", "_operator.getitem", "t", "permute",
+                          "transpose", "torch.unsqueeze", "torch.squeeze", "torch.reshape", "torch.flatten",
+                          "torch.cat", "torch.stack", "repeat"})
+
+
+@dataclass
+class _Site:
+    """One index operand to guard: `operand` of `op`, valid in `lo <= i < size`."""
+    op: Operation
+    operand: int
+    lo: int
+    size: int
+    dim: int
+    error: tuple[str, str]
+
+
+def _name(op: Operation) -> str:
+    if isinstance(op, d.CallFunctionOp):
+        return op.target.data
+    if isinstance(op, d.CallMethodOp):
+        return op.method.data
+    return ""
+
+
+def _int_tensor(v: SSAValue) -> bool:
+    t = v.type
+    return isinstance(t, TensorType) and isinstance(t.element_type, IntegerType) and t.element_type != i1
+
+
+def _static_size(v: SSAValue, dim: int) -> int | None:
+    t = v.type
+    if not isinstance(t, TensorType):
+        return None
+    shape = t.get_shape()
+    if not -len(shape) <= dim < len(shape):
+        return None
+    n = shape[dim]
+    return n if n > 0 else None  # dynamic (-1) or empty: not checked
+
+
+def _int_constant(v: SSAValue) -> int | None:
+    op = v.owner
+    if isinstance(op, arith.ConstantOp) and isinstance(op.value, IntegerAttr):
+        return op.value.value.data
+    return None
+
+
+def _arg(op: Operation, i: int, keyword: str) -> int | None:
+    """The operand index of Python argument `i` (or `keyword=`) of a call op."""
+    assert isinstance(op, (d.CallFunctionOp, d.CallMethodOp, d.CallModuleOp))
+    names = [k.data for k in op.kwargs.data] if op.kwargs else []
+    n_pos = len(op.args) - len(names)
+    if i < n_pos:
+        return i
+    if keyword in names:
+        return n_pos + names.index(keyword)
+    return None
+
+
+def _sites(op: Operation, model: nn.Module) -> list[_Site]:
+    """The index operands of `op` that eager checks."""
+    if isinstance(op, d.CallModuleOp):
+        try:
+            m = model.get_submodule(op.path.data)
+        except AttributeError:
+            return []
+        if type(m) is nn.Embedding and (k := _arg(op, 0, "input")) is not None:
+            return [_Site(op, k, 0, m.num_embeddings, 0, _RANGE)]
+        return []
+    name = _name(op)
+    if name == "torch.nn.functional.embedding":
+        k, w = _arg(op, 0, "input"), _arg(op, 1, "weight")
+        if k is not None and w is not None and (n := _static_size(op.args[w], 0)) is not None:
+            return [_Site(op, k, 0, n, 0, _RANGE)]
+        return []
+    if name in ("index_select", "torch.index_select", "gather", "torch.gather"):
+        method = isinstance(op, d.CallMethodOp)
+        # `x.gather(dim, idx)` and `torch.gather(x, dim, idx)`: operands (x, dim, idx) either way
+        src = 0 if method else _arg(op, 0, "input")
+        dim_at, idx_at = _arg(op, 1, "dim"), _arg(op, 2, "index")
+        if src is None or dim_at is None or idx_at is None:
+            return []
+        dim = _int_constant(op.args[dim_at])
+        if dim is None or (n := _static_size(op.args[src], dim)) is None:
+            return []
+        rank = len(op.args[src].type.get_shape())  # type: ignore[attr-defined]
+        dim %= rank
+        error = _GATHER if "gather" in name else _RANGE if dim == 0 else _SELECT_INNER  # as eager's CPU kernels
+        return [_Site(op, idx_at, 0, n, dim, error)]
+    if name == "_operator.getitem" and len(op.args) == 2:
+        return _subscript_sites(op)
+    return []
+
+
+def _subscript_sites(op: Operation) -> list[_Site]:
+    """`x[idx]`, `x[0, idx]`, `x[:, idx]`, `x[None, idx]`: an integer tensor indexes
+    one dim, negative values from its end (as Python's); ints and slices take one
+    dim, None none. A mask or an Ellipsis leaves the subscript unchecked."""
+    src, index = op.operands
+    if not isinstance(src.type, TensorType):
+        return []
+    shape = src.type.get_shape()
+    if _int_tensor(index):
+        return [_Site(op, 1, -shape[0], shape[0], 0, _SUBSCRIPT)] if shape and shape[0] > 0 else []
+    tup = index.owner
+    if not isinstance(tup, d.MakeTupleOp) or index.uses.get_length() != 1:
+        return []
+    sites: list[_Site] = []
+    dim = 0
+    for k, v in enumerate(tup.elements):
+        owner = v.owner
+        if _int_tensor(v):
+            if dim >= len(shape) or shape[dim] <= 0:
+                return []
+            sites.append(_Site(tup, k, -shape[dim], shape[dim], dim, _SUBSCRIPT))
+            dim += 1
+        elif v.type == i64 or _name(owner) == "builtins.slice":
+            dim += 1
+        elif not (isinstance(owner, d.ConstantOp) and isinstance(owner.value, NoneAttr)):
+            return []  # a mask, an Ellipsis, something unknown: left as it is
+    return sites
+
+
+def _known_range(v: SSAValue, depth: int = 0) -> tuple[int, int] | None:
+    """Bounds (inclusive) of the values of integer tensor `v`, where they are
+    known at compile time: constants, `argmax`/`argmin` (a position along a
+    dim), and ops that only move values around."""
+    op = v.owner
+    if depth > 32 or not isinstance(op, Operation):
+        return None
+    if isinstance(op, d.ConstantOp) and isinstance(op.value, DenseIntOrFPElementsAttr):
+        values = [int(x) for x in op.value.get_values()]
+        return (min(values), max(values)) if values else None
+    name = _name(op)
+    if name in ("argmax", "argmin", "torch.argmax", "torch.argmin"):
+        src = op.operands[0]
+        dim_at = _arg(op, 1, "dim")
+        if not isinstance(src.type, TensorType):
+            return None
+        shape = src.type.get_shape()
+        if dim_at is None:
+            n = int(np.prod(shape)) if all(s > 0 for s in shape) else 0
+        else:
+            dim = _int_constant(op.args[dim_at])
+            n = shape[dim] if dim is not None and -len(shape) <= dim < len(shape) else 0
+        return (0, n - 1) if n > 0 else None
+    if name in ("torch.tensor", "torch.full") and isinstance(op, d.CallFunctionOp):
+        fill = op.args[1] if name == "torch.full" and len(op.args) > 1 else op.args[0]
+        values = _constant_ints(fill)
+        return (min(values), max(values)) if values else None
+    if name in _SAME_VALUES and op.operands:
+        ranges = [_known_range(x, depth + 1) for x in op.operands if _int_tensor(x)]
+        if ranges and all(r is not None for r in ranges):
+            return min(r[0] for r in ranges if r), max(r[1] for r in ranges if r)
+    return None
+
+
+def _constant_ints(v: SSAValue) -> list[int]:
+    """The ints of a constant (nested lists/tuples of) Python ints, else []."""
+    op = v.owner
+    if isinstance(op, arith.ConstantOp) and isinstance(op.value, IntegerAttr) and v.type == i64:
+        return [op.value.value.data]
+    if isinstance(op, d.MakeTupleOp):
+        out: list[int] = []
+        for e in op.elements:
+            inner = _constant_ints(e)
+            if not inner:
+                return []
+            out += inner
+        return out
+    return []
+
+
+def _guard(site: _Site, model_op: Operation) -> None:
+    """Insert before `site.op`: the check of its index operand, and the operand
+    wrapped into range; after it, the host's raise when the check failed."""
+    idx = site.op.operands[site.operand]
+    t = idx.type
+    assert isinstance(t, TensorType)
+    mask_type = TensorType(i1, t.get_shape(), t.encoding)
+    ops: list[Operation] = []
+
+    def emit(o: Operation) -> SSAValue:
+        o.location = site.op.location
+        ops.append(o)
+        return o.results[0]
+
+    lo = emit(arith.ConstantOp(IntegerAttr(site.lo, i64)))
+    hi = emit(arith.ConstantOp(IntegerAttr(site.size - 1, i64)))
+    ge = emit(d.CallFunctionOp("_operator.ge", [idx, lo], result_type=mask_type))
+    le = emit(d.CallFunctionOp("_operator.le", [idx, hi], result_type=mask_type))
+    both = emit(d.CallFunctionOp("_operator.and_", [ge, le], result_type=mask_type))
+    ok = emit(d.CallMethodOp("all", [both], result_type=TensorType(i1, [])))
+    # Wrapped into 0..size-1 (negative subscripts as Python wraps them): kernels
+    # never read out of range, nor see a negative index (TVM's take does not wrap).
+    size = emit(arith.ConstantOp(IntegerAttr(site.size, i64)))
+    safe = emit(d.CallFunctionOp("torch.remainder", [idx, size], result_type=t))
+    Rewriter.insert_op(ops, InsertPoint.before(site.op))
+    site.op.operands[site.operand] = safe
+
+    cls, message = site.error
+    then_block = Block()
+    then_block.add_op(d.YieldOp())
+    else_block = Block()
+    msg = d.ConstantOp(StringAttr(message.format(dim=site.dim, size=site.size)), d.PYOBJ)
+    raise_op = d.RaiseOp(cls, [msg.result])
+    for o in (msg, raise_op):
+        o.location = site.op.location
+        else_block.add_op(o)
+    else_block.add_op(d.YieldOp())
+    read = d.ToBoolOp(ok)
+    check = d.IfOp(read.result, [], Region(then_block), Region(else_block))
+    check.attributes[BOUNDS_CHECK_ATTR] = UnitAttr()
+    for o in (read, check):
+        o.location = site.op.location
+    Rewriter.insert_op([read, check], InsertPoint.after(model_op))
+
+
+@dataclass(frozen=True)
+class CheckIndexBoundsPass(ModulePass):
+    """Guard indices that come from data as eager does: embedding lookups
+    (`nn.Embedding`, `F.embedding`), `index_select`, `gather` and integer-tensor
+    subscripts get a check of `lo <= idx < size` and the index wrapped into range
+    (`idx % size`)
+    in the tensor code, and a host `dycl.raise` of eager's exception
+    (`IndexError: index out of range in self`, ...) when the check fails.
+
+    Expects: typed dycl IR (after `shape-inference`); the module's `dycl.model`
+    (or the `model` option) names the model, whose `nn.Embedding` submodules are
+    recognised by type.
+    Guarantees: every such op in tensor code whose indices are not known to be in
+    range (constants, `argmax`/`argmin` of a dim no longer than the table, and
+    reshapes of those are) reads only in-range entries, and the call raises where
+    eager raises. Sizes unknown at compile time (`?`) are not checked. Each check
+    is a `dycl.if` marked `dycl.bounds_check` right after the op.
+    """
+
+    name = "check-index-bounds"
+
+    model: str | None = None
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        model = model_of(op, self.model)
+        for o in list(op.walk()):
+            if not isinstance(o, (d.CallModuleOp, d.CallFunctionOp, d.CallMethodOp)) or classify(o) != TENSOR:
+                continue
+            for site in _sites(o, model):
+                idx = site.op.operands[site.operand]
+                known = _known_range(idx)
+                if known is not None and site.lo <= known[0] and known[1] < site.size:
+                    continue
+                _guard(site, o)

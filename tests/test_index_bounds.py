@@ -1,0 +1,109 @@
+"""Indices from data: where eager raises (an embedding id past the table, a
+negative `gather` index, ...), the compiled model raises the same exception
+class on every backend and host, and never reads out of range (TVM read past the
+table: garbage, a crash for a huge id; ONNX Runtime's Gather wrapped negative
+ids). In-range indices, negative subscripts included, equal eager."""
+
+from __future__ import annotations
+
+import shutil
+
+import pytest
+import torch
+from torch import nn
+
+import dycl
+
+
+class Lookups(nn.Module):
+    """An embedding, a gather, an index_select and a subscript, each fed by its own
+    input, behind a data-dependent branch."""
+
+    def __init__(self):
+        super().__init__()
+        self.emb = nn.Embedding(10, 4)
+        self.head = nn.Linear(4, 10)
+
+    def forward(self, ids, x, g, sel, sub):
+        h = self.emb(ids).mean(1)  # (1, 4)
+        if h.sum() > 0:
+            h = h * 2
+        scores = self.head(h) + torch.gather(x, 1, g).sum() + x.index_select(1, sel).sum()
+        again = self.emb(scores.argmax(-1))  # always in range: no check
+        return scores + x[:, sub].sum(), again
+
+
+GOOD = (torch.tensor([[1, 2, 3]]), torch.randn(1, 10), torch.tensor([[0, 9]]), torch.tensor([4, 5]),
+        torch.tensor([-1, 3]))
+
+
+def _bad_cases():
+    """(what, inputs) where exactly one lookup is out of range."""
+    ids, x, g, sel, sub = GOOD
+    return [
+        ("embedding past the table", (torch.tensor([[1, 2, 10]]), x, g, sel, sub)),
+        ("embedding, negative", (torch.tensor([[1, -1, 3]]), x, g, sel, sub)),
+        ("embedding, huge", (torch.tensor([[2**40, 0, 0]]), x, g, sel, sub)),
+        ("gather past the row", (ids, x, torch.tensor([[0, 10]]), sel, sub)),
+        ("gather, negative", (ids, x, torch.tensor([[-1, 0]]), sel, sub)),
+        ("index_select", (ids, x, g, torch.tensor([4, 11]), sub)),
+        ("subscript past the end", (ids, x, g, sel, torch.tensor([10, 0]))),
+        ("subscript, too negative", (ids, x, g, sel, torch.tensor([-11, 0]))),
+    ]
+
+
+def _eager(model, inputs):
+    try:
+        with torch.no_grad():
+            return model(*inputs), None
+    except Exception as e:  # noqa: BLE001 (the exception is what is compared)
+        return None, type(e)
+
+
+def _check(model, cm):
+    for scale in (1.0, -1.0):  # both sides of the branch
+        inputs = (GOOD[0], GOOD[1] * scale, *GOOD[2:])
+        want, _ = _eager(model, inputs)
+        got = cm(*inputs)
+        for w, g in zip(want, got):
+            assert torch.allclose(w, g, atol=1e-5), (w, g)
+    for what, inputs in _bad_cases():
+        _, eager_error = _eager(model, inputs)
+        assert eager_error is not None, what
+        with pytest.raises(eager_error):
+            cm(*inputs)
+
+
+@pytest.fixture(scope="module")
+def model():
+    torch.manual_seed(0)
+    return Lookups().eval()
+
+
+@pytest.mark.parametrize("backend", ["tvm", "onnxruntime"])
+def test_out_of_range_indices_raise_as_in_eager(model, backend):
+    cm = dycl.compile(model, GOOD, backend=backend, fallback="error")
+    _check(model, cm)
+
+
+@pytest.mark.slow
+def test_out_of_range_indices_raise_as_in_eager_inductor(model):
+    _check(model, dycl.compile(model, GOOD, backend="inductor", fallback="error"))
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(shutil.which("g++") is None, reason="the C++ host needs g++")
+def test_out_of_range_indices_stop_the_cpp_host(model, tmp_path):
+    from test_cpp_host import assert_same, run_cpp
+
+    out = tmp_path / "lookups"
+    cm = dycl.compile(model, GOOD, backend="tvm", host="cpp", out_dir=out, fallback="error")
+    with torch.no_grad():
+        got, done = run_cpp(out, GOOD, tmp_path / "good")
+        assert done.returncode == 0, done.stderr
+        assert_same(model(*GOOD), got)
+    for i, (what, inputs) in enumerate(_bad_cases()):
+        _, eager_error = _eager(model, inputs)
+        _, done = run_cpp(out, inputs, tmp_path / f"bad{i}")
+        assert done.returncode == 1 and f"error: {eager_error.__name__}: " in done.stderr, (what, done.stderr)
+    _check(model, cm)
