@@ -36,6 +36,8 @@ BUILTIN_DIALECTS: dict[str, Callable[[], Dialect]] = {"dycl": _dycl_dialect}
 
 BUILTIN_PASSES: dict[str, Callable[[], type[ModulePass]]] = {
     "inline-calls": _pass("inline_calls", "InlineCallsPass"),
+    "eliminate-early-exits": _pass("eliminate_early_exits", "EliminateEarlyExitsPass"),
+    "split-paths": _pass("split_paths", "SplitPathsPass"),
     "unroll-loops": _pass("unroll_loops", "UnrollLoopsPass"),
     "constant-propagation": _pass("constant_propagation", "ConstantPropagationPass"),
     "shape-inference": _pass("shape_inference", "ShapeInferencePass"),

@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from xdsl.context import Context
 from xdsl.dialects import func
 from xdsl.dialects.builtin import ArrayAttr, DictionaryAttr, ModuleOp, SymbolRefAttr
-from xdsl.ir import Attribute, Block, Operation, SSAValue
+from xdsl.ir import Attribute, Operation
 from xdsl.passes import ModulePass
 from xdsl.pattern_rewriter import (
     PatternRewriter,
@@ -19,6 +18,7 @@ from xdsl.pattern_rewriter import (
 from xdsl.rewriter import InsertPoint
 
 from dycl.diagnostics import PassError
+from dycl.passes.eliminate_early_exits import eliminate_early_returns, refines_into_exact_use
 from dycl.symbols import lookup_symbol
 from dycl.dialects import dycl as d
 
@@ -89,82 +89,6 @@ def recursive_functions(module: ModuleOp) -> set[func.FuncOp]:
     return recursive
 
 
-def _returns_within(op: Operation) -> bool:
-    return any(isinstance(inner, d.ReturnOp) for inner in op.walk())
-
-
-def _refines_into_exact_use(old: SSAValue, new: SSAValue, exact: tuple[type[Operation], ...]) -> bool:
-    """Replacing `old` by `new` changes a type seen by an op that checks it exactly."""
-    return old.type != new.type and any(isinstance(u.operation, exact) for u in old.uses)
-
-
-def _erase_detached(ops: Sequence[Operation]) -> None:
-    for op in reversed(ops):
-        op.detach()
-        op.erase()
-
-
-def eliminate_early_returns(block: Block, result_types: Sequence[Attribute]) -> str | None:
-    """Rewrite `block`, which ends by returning from its function, so that no
-    `dycl.return` is left nested in its ops (only its own terminator returns).
-
-    The first top-level `dycl.if` holding a `dycl.return` absorbs the rest of the
-    block: each branch that falls through (`dycl.yield`) gets a copy of the ops
-    after the if, the branches are processed the same way, every branch then
-    yields the values it returns, and the new if (typed like the function
-    results) feeds the block's terminator. A return nested in a loop has no such
-    form: the reason is returned and the block must be thrown away.
-    """
-    for op in list(block.ops)[:-1]:
-        if not _returns_within(op):
-            continue
-        if not isinstance(op, d.IfOp):
-            return f"it returns early from inside '{op.name}'"
-        tail: list[Operation] = []
-        nxt = op.next_op
-        while nxt is not None:
-            tail.append(nxt)
-            nxt = nxt.next_op
-        for region in (op.then_region, op.else_region):
-            branch = region.block
-            last = branch.last_op
-            if isinstance(last, d.YieldOp):
-                mapping: dict[SSAValue, SSAValue] = dict(zip(op.output, last.values))
-                if any(
-                    _refines_into_exact_use(old, new, (func.CallOp, d.CallSubgraphOp))
-                    for old, new in mapping.items()
-                ):
-                    return "a value it computes after an early return changes type"
-                _erase_detached([last])
-                for after in tail:
-                    branch.add_op(after.clone(value_mapper=mapping))
-            elif not isinstance(last, d.ReturnOp):
-                return f"a branch holding an early return ends with '{last.name if last else 'nothing'}'"
-            reason = eliminate_early_returns(branch, result_types)
-            if reason is not None:
-                return reason
-            ret = branch.last_op
-            assert ret is not None
-            yield_op = d.YieldOp(*ret.operands)
-            yield_op.location = ret.location
-            _erase_detached([ret])
-            branch.add_op(yield_op)
-        _erase_detached(tail)
-        then_region, else_region = op.then_region, op.else_region
-        merged = d.IfOp(
-            op.cond, result_types, op.detach_region(then_region), op.detach_region(else_region)
-        )
-        merged.attributes |= op.attributes
-        merged.location = op.location
-        block.insert_op_before(merged, op)
-        _erase_detached([op])
-        ret = d.ReturnOp(*merged.output)
-        ret.location = merged.location
-        block.add_op(ret)
-        return None
-    return None
-
-
 @dataclass
 class InlineCall(RewritePattern):
     """`%r = func.call @f(%a)` → the body of `@f` with `%a` for its arguments."""
@@ -226,7 +150,7 @@ class InlineCall(RewritePattern):
         values = list(term.operands)
         if len(values) != len(op.res):
             return "it returns a different number of values than the call has results"
-        if any(_refines_into_exact_use(old, new, _EXACT_TYPE_USERS) for old, new in zip(op.res, values)):
+        if any(refines_into_exact_use(old, new, _EXACT_TYPE_USERS) for old, new in zip(op.res, values)):
             return "a value it returns has a different type than the call's result"
         parent = op.parent_op()
         while parent is not None and not isinstance(parent, d.TensorRegionOp):

@@ -38,6 +38,7 @@ from dycl.symbols import lookup_symbol
 from dycl.dialects import dycl as d
 from dycl.frontend.values import resolve_qualname
 from dycl.models import model_of
+from dycl.passes.split_paths import can_split, split_paths, split_target
 from dycl.signature import Signature
 from dycl.types import SIGNATURE_ATTR, dtype_of, signature_types, type_of_value, with_dim_names
 
@@ -352,8 +353,8 @@ class _Inferrer:
         live = [o for o in outs if o is not None]
         for i, r in enumerate(list(op.results)):
             types = {type_of_value(o[i]) if not isinstance(o[i], Unknown) else o[i].type for o in live}
-            target = _split_target(op)
-            if len(types) > 1 and _can_split(target):
+            target = split_target(op)
+            if len(types) > 1 and can_split(target):
                 split_paths(target)
                 raise _SplitPaths
             if len(types) > 1:
@@ -471,72 +472,6 @@ def run_region(inferrer: _Inferrer, op: d.PyRegionOp) -> list[Any]:
 
 class _SplitPaths(Exception):
     """The IR was rewritten so that each path has its own static shapes."""
-
-
-def _split_target(op: d.IfOp) -> d.IfOp:
-    """The if whose continuation must be copied: an if whose results are
-    yielded straight out of an enclosing if has nothing after it to copy, so
-    the enclosing if (recursively) is split instead."""
-    while isinstance(op.next_op, d.YieldOp) and isinstance(parent := op.parent_op(), d.IfOp):
-        op = parent
-    return op
-
-
-def _can_split(op: d.IfOp) -> bool:
-    """The code after `op` ends its function (or loop body) with return/break, or
-    ends a branch of an enclosing `dycl.if`, so it can be copied into both
-    branches without changing what it means (in the last case the enclosing if
-    may need splitting in turn, up to the function's return)."""
-    block = op.parent
-    if block is None:
-        return False
-    last = block.last_op
-    return isinstance(last, (d.ReturnOp, d.BreakOp)) or (
-        isinstance(last, d.YieldOp) and isinstance(block.parent_op(), d.IfOp)
-    )
-
-
-def split_paths(op: d.IfOp) -> None:
-    """Copy the code after `op` into each branch: values that reach it with
-    different shapes along the two paths then each get their own static type
-    (each copy compiles its own sub-DNNs, and the host picks the path)."""
-    block = op.parent
-    assert block is not None
-    rest: list[Operation] = []
-    nxt = op.next_op
-    while nxt is not None:
-        rest.append(nxt)
-        nxt = nxt.next_op
-    for region in (op.then_region, op.else_region):
-        branch = region.block
-        term = branch.last_op
-        if not isinstance(term, d.YieldOp):
-            continue  # this branch already leaves
-        mapping: dict[SSAValue, SSAValue] = dict(zip(op.results, term.values))
-        branch.erase_op(term)
-        for r in rest:
-            branch.add_op(r.clone(value_mapper=mapping))
-    for r in reversed(rest):
-        block.erase_op(r, safe_erase=False)
-    else_region = op.detach_region(op.else_region)
-    then_region = op.detach_region(op.then_region)
-    # Ending a branch of an enclosing if: each copy yields that if's values.
-    ends_in_yield = isinstance(rest[-1], d.YieldOp)
-    width = len(rest[-1].operands) if ends_in_yield else 0
-    new = d.IfOp(op.cond, [d.ANY] * width, then_region, else_region)
-    new.location = op.location
-    block.insert_op_before(new, op)
-    block.erase_op(op, safe_erase=False)
-    if ends_in_yield:
-        block.add_op(d.YieldOp(*new.results))
-        return
-    # Both branches now leave; the else branch's code follows the if, so the block
-    # still ends with its return/break.
-    else_block = new.else_region.block
-    for moved in list(else_block.ops):
-        moved.detach()
-        block.add_op(moved)
-    else_block.add_op(d.YieldOp())
 
 
 def _op_label(op: Operation) -> str:

@@ -117,7 +117,7 @@ class CompiledModel:
         if kwargs:
             raise InputError(f"a compiled model takes its inputs by position; got keyword argument(s) "
                              f"{', '.join(sorted(kwargs))}")
-        expected = self._signature()
+        expected = self._expected or self._signature()
         # The common case checked without building any message (a few hundred ns).
         if self._dynamic:
             self.check_inputs(inputs)
@@ -130,10 +130,13 @@ class CompiledModel:
                 return other(*inputs)
             self.check_inputs(inputs)
         # Backends take dense, aligned buffers: copy strided views and views at an offset.
-        args = [x if x.is_contiguous() and not x.storage_offset() else x.clone(memory_format=torch.contiguous_format)
-                for x in inputs]
+        args = inputs
+        if not all(x.is_contiguous() and not x.storage_offset() for x in inputs):
+            args = tuple(x if x.is_contiguous() and not x.storage_offset()
+                         else x.clone(memory_format=torch.contiguous_format) for x in inputs)
+        program = self._program or self.program
         with self._lock:
-            return to_torch(self.program(*args))
+            return to_torch(program(*args))
 
     def _specialization(self, inputs: tuple[Any, ...]) -> CompiledModel | None:
         """The model compiled for these inputs' shapes (compiled now on first use),
