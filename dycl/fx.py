@@ -13,7 +13,7 @@ import torch
 from torch import fx, nn
 from xdsl.dialects import arith, func
 from xdsl.dialects.builtin import DenseIntOrFPElementsAttr, TensorType, f64, i1, i64
-from xdsl.ir import SSAValue
+from xdsl.ir import Attribute, SSAValue
 
 from dycl.backends.base import SubgraphSpec
 from dycl.diagnostics import PassError
@@ -143,6 +143,10 @@ def to_graph_module(fn: func.FuncOp, model: nn.Module) -> fx.GraphModule:
                 target = resolve_qualname(op.target.data)
                 if op.target.data in _ARITHMETIC:
                     args = _promote_operands(graph, op, args)
+                elif op.target.data in _COMPARISONS:
+                    args = _promote_compared(graph, op, args)
+                if op.target.data == "_operator.getitem" and len(args) == 2:
+                    args = [args[0], _nonnegative_index(args[1], op.operands[0].type)]
                 if op.target.data in _FLOOR_DIVIDE and any(isinstance(a, fx.Node) for a in args):
                     # torch floors; ONNX's Div (what the exporter makes of //) truncates
                     target, kwargs = torch.div, {**kwargs, "rounding_mode": "floor"}
@@ -163,6 +167,8 @@ def to_graph_module(fn: func.FuncOp, model: nn.Module) -> fx.GraphModule:
                 args, kwargs = _args(op, env)
                 if op.method.data in _ARITHMETIC_METHODS:
                     args = _promote_operands(graph, op, args)
+                elif op.method.data in _COMPARISON_METHODS:
+                    args = _promote_compared(graph, op, args)
                 if op.method.data in ("__floordiv__", "floor_divide"):
                     env[op.result] = graph.call_function(torch.div, tuple(args), {**kwargs, "rounding_mode": "floor"})
                 else:
@@ -198,6 +204,58 @@ _ARITHMETIC_METHODS = frozenset({"add", "sub", "mul", "div", "__add__", "__sub__
 
 
 _FLOOR_DIVIDE = frozenset({"_operator.floordiv", "torch.floor_divide"})
+_COMPARISON_NAMES = ("lt", "le", "gt", "ge", "eq", "ne")
+_COMPARISONS = frozenset(f"{m}.{f}" for m in ("_operator", "torch") for f in _COMPARISON_NAMES)
+_COMPARISON_METHODS = frozenset([*_COMPARISON_NAMES, *(f"__{f}__" for f in _COMPARISON_NAMES)])
+
+
+def _promote_compared(graph: fx.Graph, op: d.CallFunctionOp | d.CallMethodOp, args: list[Any]) -> list[Any]:
+    """An integer tensor compared with a float (a Python float, a float tensor) is
+    compared as floats, as in torch (`i < 0.5` is true for 0); TVM's importer cast
+    the float to the integer type instead (`0 < 0`: false)."""
+    pos, _ = op.positional_and_keyword()
+    if len(pos) != 2:
+        return args
+
+    def float_dtype(t: Any) -> torch.dtype | None:
+        if t == f64 or isinstance(t, TensorType) and not t.get_shape() and _is_float(t):
+            return torch.get_default_dtype()  # a scalar: its kind promotes, not its width
+        return dtype_of(t.element_type) if isinstance(t, TensorType) and _is_float(t) else None
+
+    target = next((f for v in pos if (f := float_dtype(v.type)) is not None), None)
+    if target is None:
+        return args
+    return [graph.call_method("to", (a, target)) if isinstance(a, fx.Node) and isinstance(v.type, TensorType)
+            and v.type.element_type != i1 and not _is_float(v.type) else a for a, v in zip(args, pos)]
+
+
+def _is_float(t: TensorType) -> bool:
+    return dtype_of(t.element_type).is_floating_point
+
+
+def _nonnegative_index(index: Any, source: Attribute) -> Any:
+    """Negative int indices and slice bounds of a subscript made positive, where the
+    dims are known: TVM 0.27 read `s[-1]` wrong (every value compared false)."""
+    if not isinstance(source, TensorType):
+        return index
+    shape = source.get_shape()
+    items = list(index) if isinstance(index, tuple) else [index]
+    if any(i is Ellipsis or isinstance(i, fx.Node) for i in items):
+        return index  # an Ellipsis, or tensor indices (a mask takes several dims): not counted here
+    out, dim = [], 0
+    for i in items:
+        n = shape[dim] if dim < len(shape) else -1
+        if i is None:
+            out.append(i)
+            continue
+        if isinstance(i, int) and not isinstance(i, bool) and i < 0 and n >= 0:
+            i += n
+        elif isinstance(i, slice) and n >= 0:
+            i = slice(*(b + n if isinstance(b, int) and b < 0 and k < 2 else b
+                        for k, b in enumerate((i.start, i.stop, i.step))))
+        out.append(i)
+        dim += 1
+    return tuple(out) if isinstance(index, tuple) else out[0]
 
 
 def _promote_operands(graph: fx.Graph, op: d.CallFunctionOp | d.CallMethodOp, args: list[Any]) -> list[Any]:

@@ -36,8 +36,6 @@ BUILTIN_DIALECTS: dict[str, Callable[[], Dialect]] = {"dycl": _dycl_dialect}
 
 BUILTIN_PASSES: dict[str, Callable[[], type[ModulePass]]] = {
     "inline-calls": _pass("inline_calls", "InlineCallsPass"),
-    "eliminate-early-exits": _pass("eliminate_early_exits", "EliminateEarlyExitsPass"),
-    "split-paths": _pass("split_paths", "SplitPathsPass"),
     "unroll-loops": _pass("unroll_loops", "UnrollLoopsPass"),
     "constant-propagation": _pass("constant_propagation", "ConstantPropagationPass"),
     "shape-inference": _pass("shape_inference", "ShapeInferencePass"),
@@ -50,6 +48,9 @@ BUILTIN_PASSES: dict[str, Callable[[], type[ModulePass]]] = {
     "assign-backends": _pass("assign_backends", "AssignBackendsPass"),
     "lower-host-scalars": _pass("lower_host_scalars", "LowerHostScalarsPass"),
     "verify-host-contract": _pass("verify_host_contract", "VerifyHostContractPass"),
+    # Outside the default pipeline: the rewrites inline-calls and shape-inference apply, on their own.
+    "eliminate-early-exits": _pass("eliminate_early_exits", "EliminateEarlyExitsPass"),
+    "split-paths": _pass("split_paths", "SplitPathsPass"),
     "dycl-default": _pass("pipelines", "DyclDefaultPipelinePass"),
     "dycl-no-hoist": _pass("pipelines", "DyclNoHoistPipelinePass"),
 }

@@ -1,4 +1,5 @@
-"""check-index-bounds: eager's index errors for indices computed from data.
+"""check-index-bounds: eager's index errors for indices computed from data
+(and its error for an integer division by zero).
 
 `nn.Embedding`, `index_select`, `gather` and integer-tensor indexing raise in
 eager when an index is out of range. Compiled kernels do not check: TVM reads
@@ -50,6 +51,22 @@ _RANGE = ("builtins.IndexError", "index out of range in self")
 _SELECT_INNER = ("builtins.RuntimeError", "INDICES element is out of DATA bounds, axis_dim={size}")
 _GATHER = ("builtins.RuntimeError", "index out of bounds for dimension {dim} with size {size}")
 _SUBSCRIPT = ("builtins.IndexError", "index out of bounds for dimension {dim} with size {size}")
+_ONE_HOT = ("builtins.RuntimeError", "Class values must be non-negative and smaller than num_classes.")
+_DIVIDE = ("builtins.RuntimeError", "ZeroDivisionError")
+
+# Ops taking (input, dim, index, ...), by what eager raises for a bad index.
+_DIM_INDEX_OPS = {
+    **{n: "select" for n in ("index_select", "index_add", "index_add_")},
+    **{n: "scatter" for n in ("gather", "scatter", "scatter_", "scatter_add", "scatter_add_", "scatter_reduce",
+                              "scatter_reduce_")},
+    **{n: "copy" for n in ("index_copy", "index_copy_", "index_fill", "index_fill_")},
+}
+# Reductions without an identity: eager raises on an empty input, kernels give NaN.
+_NO_IDENTITY = frozenset({"max", "min", "argmax", "argmin", "amax", "amin"})
+_EMPTY = ("builtins.RuntimeError", "{name}(): cannot reduce an empty tensor (input.numel() == 0)")
+# Integer division and remainder: eager raises for a zero divisor, kernels trap (SIGFPE).
+_DIVISIONS = frozenset({"_operator.mod", "_operator.floordiv", "torch.remainder", "torch.fmod", "torch.floor_divide",
+                        "remainder", "fmod", "floor_divide", "__mod__", "__floordiv__"})
 
 # Ops that keep the values of their first operand (so its bounds).
 _SAME_VALUES = frozenset({"unsqueeze", "squeeze", "view", "reshape", "flatten", "long", "int", "to", "clone",
@@ -60,13 +77,16 @@ _SAME_VALUES = frozenset({"unsqueeze", "squeeze", "view", "reshape", "flatten", 
 
 @dataclass
 class _Site:
-    """One index operand to guard: `operand` of `op`, valid in `lo <= i < size`."""
+    """One operand to guard: `operand` of `op`, an index valid in `lo <= i < size`,
+    or (`nonzero`) an integer divisor."""
     op: Operation
     operand: int
     lo: int
     size: int
     dim: int
     error: tuple[str, str]
+    nonzero: bool = False
+    nonempty: bool = False  # `operand` must hold at least one element (a max of nothing)
 
 
 def _name(op: Operation) -> str:
@@ -128,7 +148,8 @@ def _sites(op: Operation, model: nn.Module) -> list[_Site]:
         if k is not None and w is not None and (n := _static_size(op.args[w], 0)) is not None:
             return [_Site(op, k, 0, n, 0, _RANGE)]
         return []
-    if name in ("index_select", "torch.index_select", "gather", "torch.gather"):
+    base = name.removeprefix("torch.")
+    if base in _DIM_INDEX_OPS and (name == base) == isinstance(op, d.CallMethodOp):
         method = isinstance(op, d.CallMethodOp)
         # `x.gather(dim, idx)` and `torch.gather(x, dim, idx)`: operands (x, dim, idx) either way
         src = 0 if method else _arg(op, 0, "input")
@@ -140,18 +161,45 @@ def _sites(op: Operation, model: nn.Module) -> list[_Site]:
             return []
         rank = len(op.args[src].type.get_shape())  # type: ignore[attr-defined]
         dim %= rank
-        error = _GATHER if "gather" in name else _RANGE if dim == 0 else _SELECT_INNER  # as eager's CPU kernels
+        kind = _DIM_INDEX_OPS[base]
+        # as eager's CPU kernels raise
+        error = _GATHER if kind == "scatter" else _SUBSCRIPT if kind == "copy" else _RANGE if dim == 0 \
+            else _SELECT_INNER if base == "index_select" else _RANGE
         return [_Site(op, idx_at, 0, n, dim, error)]
-    if name == "_operator.getitem" and len(op.args) == 2:
+    if name == "torch.nn.functional.one_hot" and (k := _arg(op, 0, "tensor")) is not None:
+        classes = _arg(op, 1, "num_classes")
+        n = _int_constant(op.args[classes]) if classes is not None else None
+        return [_Site(op, k, 0, n, 0, _ONE_HOT)] if n is not None and n > 0 else []
+    base = name.removeprefix("torch.")
+    if base in _NO_IDENTITY and isinstance(op.args[0].type, TensorType) and (
+            name == base) == isinstance(op, d.CallMethodOp) and _may_be_empty(op):
+        return [_Site(op, 0, 0, 0, 0, (_EMPTY[0], _EMPTY[1].replace("{name}", base)), nonempty=True)]
+    if name in _DIVISIONS and len(op.args) == 2 and _int_tensor(op.args[0]) and _int_tensor(op.args[1]):
+        return [_Site(op, 1, 0, 0, 0, _DIVIDE, nonzero=True)]
+    if name == "_operator.getitem" and len(op.args) == 2 or name == "dycl.tensor_ops.setitem" and len(op.args) == 3:
         return _subscript_sites(op)
     return []
+
+
+def _may_be_empty(op: Operation) -> bool:
+    """A reduction over the whole input, or over one dim, whose size is known only
+    at run time (`?`) while the other sizes are known and not 0."""
+    shape = op.args[0].type.get_shape()  # type: ignore[attr-defined]
+    dynamic = [n < 0 for n in shape]
+    if 0 in shape or not any(dynamic):
+        return False  # (empty at compile time: shape-inference already raised eager's error)
+    dim_at = _arg(op, 1, "dim")
+    if dim_at is None:
+        return True
+    dim = _int_constant(op.args[dim_at])
+    return dim is not None and -len(shape) <= dim < len(shape) and dynamic[dim] and sum(dynamic) == 1
 
 
 def _subscript_sites(op: Operation) -> list[_Site]:
     """`x[idx]`, `x[0, idx]`, `x[:, idx]`, `x[None, idx]`: an integer tensor indexes
     one dim, negative values from its end (as Python's); ints and slices take one
     dim, None none. A mask or an Ellipsis leaves the subscript unchecked."""
-    src, index = op.operands
+    src, index = op.operands[0], op.operands[1]
     if not isinstance(src.type, TensorType):
         return []
     shape = src.type.get_shape()
@@ -240,6 +288,22 @@ def _guard(site: _Site, model_op: Operation) -> None:
         ops.append(o)
         return o.results[0]
 
+    if site.nonempty:
+        ones = emit(d.CallFunctionOp("torch.ones_like", [idx], result_type=t))
+        ok = emit(d.CallMethodOp("any", [ones], result_type=TensorType(i1, [])))
+        Rewriter.insert_op(ops, InsertPoint.before(site.op))
+        _raise_unless(site, ok, model_op)
+        return
+    if site.nonzero:
+        zero = emit(arith.ConstantOp(IntegerAttr(0, i64)))
+        one = emit(arith.ConstantOp(IntegerAttr(1, i64)))
+        is_zero = emit(d.CallFunctionOp("_operator.eq", [idx, zero], result_type=mask_type))
+        ok = emit(d.CallMethodOp("all", [emit(d.CallFunctionOp("_operator.ne", [idx, zero], result_type=mask_type))],
+                                 result_type=TensorType(i1, [])))
+        # A zero divisor divides by 1 instead: the kernel never traps, the host raises.
+        safe = emit(d.CallFunctionOp("torch.where", [is_zero, one, idx], result_type=t))
+        _finish(site, ops, safe, ok, model_op)
+        return
     lo = emit(arith.ConstantOp(IntegerAttr(site.lo, i64)))
     hi = emit(arith.ConstantOp(IntegerAttr(site.size - 1, i64)))
     ge = emit(d.CallFunctionOp("_operator.ge", [idx, lo], result_type=mask_type))
@@ -250,9 +314,19 @@ def _guard(site: _Site, model_op: Operation) -> None:
     # never read out of range, nor see a negative index (TVM's take does not wrap).
     size = emit(arith.ConstantOp(IntegerAttr(site.size, i64)))
     safe = emit(d.CallFunctionOp("torch.remainder", [idx, size], result_type=t))
+    _finish(site, ops, safe, ok, model_op)
+
+
+def _finish(site: _Site, ops: list[Operation], safe: SSAValue, ok: SSAValue, model_op: Operation) -> None:
+    """Insert the check's tensor ops before the guarded op, which takes `safe`, and
+    the host's raise (when `ok` is false) after `model_op`."""
     Rewriter.insert_op(ops, InsertPoint.before(site.op))
     site.op.operands[site.operand] = safe
+    _raise_unless(site, ok, model_op)
 
+
+def _raise_unless(site: _Site, ok: SSAValue, model_op: Operation) -> None:
+    """After `model_op`: the host reads `ok` and raises the site's error when false."""
     cls, message = site.error
     then_block = Block()
     then_block.add_op(d.YieldOp())
@@ -301,7 +375,8 @@ class CheckIndexBoundsPass(ModulePass):
                 continue
             for site in _sites(o, model):
                 idx = site.op.operands[site.operand]
-                known = _known_range(idx)
-                if known is not None and site.lo <= known[0] and known[1] < site.size:
+                known = None if site.nonempty else _known_range(idx)
+                if known is not None and (not (known[0] <= 0 <= known[1]) if site.nonzero
+                                          else site.lo <= known[0] and known[1] < site.size):
                     continue
                 _guard(site, o)

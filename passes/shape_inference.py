@@ -55,11 +55,13 @@ def _quiet(logger: str) -> Iterator[None]:
 
 
 class Unknown:
-    """A host scalar whose value only the run time knows."""
+    """A host value only the run time knows: a scalar, or a Python object made from
+    one (`slice(n, None)`), which then stands for either of its two `picks`."""
 
-    def __init__(self, type: Attribute, symbol: Any = None):
+    def __init__(self, type: Attribute, symbol: Any = None, picks: tuple[Any, Any] | None = None):
         self.type = type
         self.symbol = symbol  # a size symbol it equals (x.size(0) of a dynamic dimension), if any
+        self.picks = picks  # what it is made of each stand-in value (see _substitute)
 
 
 _PLACEHOLDERS = {i64: (1, 2), f64: (1.0, 2.0), i1: (True, False)}
@@ -430,6 +432,10 @@ class _Inferrer:
             raise PassError("the result shape depends on a run-time scalar value", op)
         if not isinstance(results[0], torch.Tensor) and t0 in _PLACEHOLDERS:
             return Unknown(t0)
+        if not isinstance(results[0], torch.Tensor) and not _same_object(results[0], results[1]):
+            # `slice(n, None)` of a run-time n: what uses it sees both, and finds out
+            # whether its result shape depends on n (it must not take one of them).
+            return Unknown(t0, picks=(results[0], results[1]))
         return results[0]
 
 
@@ -502,6 +508,13 @@ def _symbolic_scalar(v: Any) -> Any:
     return v
 
 
+def _same_object(a: Any, b: Any) -> bool:
+    try:
+        return bool(a == b)
+    except Exception:  # noqa: BLE001 (objects that do not compare: treat as different)
+        return False
+
+
 def _has_unknown(v: Any) -> bool:
     if isinstance(v, Unknown):
         return True
@@ -511,6 +524,8 @@ def _has_unknown(v: Any) -> bool:
 def _substitute(v: Any, pick: int) -> Any:
     """Unknown scalars (also inside index tuples) → one of two stand-in values."""
     if isinstance(v, Unknown):
+        if v.picks is not None:
+            return v.picks[pick]
         # A size symbol stands for itself: `x.view(x.size(0), -1)` keeps its shape.
         return v.symbol if v.symbol is not None else _PLACEHOLDERS[v.type][pick]
     if isinstance(v, (tuple, list)):

@@ -11,6 +11,7 @@ import shutil
 import pytest
 import torch
 from torch import nn
+from torch.nn import functional as F
 
 import dycl
 
@@ -107,3 +108,47 @@ def test_out_of_range_indices_stop_the_cpp_host(model, tmp_path):
         _, done = run_cpp(out, inputs, tmp_path / f"bad{i}")
         assert done.returncode == 1 and f"error: {eager_error.__name__}: " in done.stderr, (what, done.stderr)
     _check(model, cm)
+
+
+class WritesAndDivides(nn.Module):
+    """x[idx] = v, scatter_reduce, index_add/index_copy, one_hot and integer % and //
+    by a tensor: each raises in eager on a bad input (kernels read out of range,
+    wrap, or trap with SIGFPE on a zero divisor)."""
+
+    def forward(self, x, w, s, a, b, h):
+        out = torch.zeros(6)
+        out[w] = x
+        red = torch.zeros(4).scatter_reduce(0, s, x, reduce="amax", include_self=False)
+        added = torch.zeros(4).index_add(0, s, x) + torch.zeros(4).index_copy(0, s, x)
+        hot = F.one_hot(h, num_classes=6)
+        return out, red, added, a % b, a // b, hot
+
+
+WD_GOOD = (torch.tensor([1.0, 2.0]), torch.tensor([0, -1]), torch.tensor([0, 3]), torch.tensor([7, -8]),
+           torch.tensor([2, -3]), torch.tensor([0, 5]))
+
+
+def _wd_bad():
+    x, w, s, a, b, h = WD_GOOD
+    return [
+        ("setitem past the end", (x, torch.tensor([6, 0]), s, a, b, h)),
+        ("setitem too negative", (x, torch.tensor([-7, 0]), s, a, b, h)),
+        ("scatter_reduce negative", (x, w, torch.tensor([-1, 0]), a, b, h)),
+        ("index_add past the end", (x, w, torch.tensor([4, 0]), a, b, h)),
+        ("remainder by zero", (x, w, s, a, torch.tensor([0, 3]), h)),
+        ("one_hot past num_classes", (x, w, s, a, b, torch.tensor([6, 0]))),
+        ("one_hot negative", (x, w, s, a, b, torch.tensor([-1, 0]))),
+    ]
+
+
+@pytest.mark.parametrize("backend", ["tvm", "onnxruntime"])
+def test_bad_writes_and_zero_divisors_raise_as_in_eager(backend):
+    model = WritesAndDivides()
+    cm = dycl.compile(model, WD_GOOD, backend=backend, fallback="error")
+    for got, want in zip(cm(*WD_GOOD), model(*WD_GOOD)):
+        assert torch.equal(got, want)
+    for what, inputs in _wd_bad():
+        _, eager_error = _eager(model, inputs)
+        assert eager_error is not None, what
+        with pytest.raises(eager_error):
+            cm(*inputs)

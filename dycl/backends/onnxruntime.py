@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import contextlib
+import importlib
 import warnings
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -26,6 +29,32 @@ _NO_INPUTS = r"No input args, skipping _decide_input_format"
 _WRONG_ON_SOME_INPUTS = r".*(incorrect results|model to be incorrect)"
 # The tracer's note on torch.tensor(...): harmless when its arguments are literals.
 _TENSOR_CONSTANT = r"torch\.tensor results are registered as constants in the trace"
+
+
+@contextlib.contextmanager
+def _quiet_export_log() -> Iterator[None]:
+    """torch 2.13's TorchScript exporter turns its C++ log on for every export (its
+    setup_onnx_logging tests a function object, which is always true) and prints
+    the whole graph to stderr when an export fails, although dycl reports the
+    failure itself and falls back. Kept off here."""
+    try:
+        utils = importlib.import_module("torch.onnx._internal.torchscript_exporter.utils")
+    except ImportError:  # another torch: nothing to keep off
+        utils = None
+    original = getattr(utils, "setup_onnx_logging", None)
+    if original is None:
+        yield
+        return
+
+    @contextlib.contextmanager
+    def off(verbose: bool) -> Iterator[None]:
+        yield
+
+    utils.setup_onnx_logging = off
+    try:
+        yield
+    finally:
+        utils.setup_onnx_logging = original
 
 
 def _first_line(e: BaseException) -> str:
@@ -83,16 +112,17 @@ def export_onnx(spec: SubgraphSpec, path: Path) -> None:
             warnings.filterwarnings("ignore", message=_NO_INPUTS, category=UserWarning)
         warnings.filterwarnings("error", message=_WRONG_ON_SOME_INPUTS, category=UserWarning)
         try:
-            torch.onnx.export(
-                spec.graph_module,
-                tuple(spec.example_inputs),
-                str(path),
-                dynamo=False,
-                input_names=[f"in{i}" for i in range(n_in)],
-                dynamic_axes=_dynamic_axes(spec) or None,
-                # the exporter's dynamic-axes check needs output names (it misreads an fx graph)
-                output_names=[f"out{i}" for i in range(_n_outputs(spec))] if spec.dynamic else None,
-            )
+            with _quiet_export_log():
+                torch.onnx.export(
+                    spec.graph_module,
+                    tuple(spec.example_inputs),
+                    str(path),
+                    dynamo=False,
+                    input_names=[f"in{i}" for i in range(n_in)],
+                    dynamic_axes=_dynamic_axes(spec) or None,
+                    # the exporter's dynamic-axes check needs output names (it misreads an fx graph)
+                    output_names=[f"out{i}" for i in range(_n_outputs(spec))] if spec.dynamic else None,
+                )
         except Exception as e:
             path.unlink(missing_ok=True)
             tracer = _tracer_warning(e)

@@ -34,6 +34,19 @@
 // CHECK:         %best = dycl.call_method "argmax"
 // CHECK-NEXT:    %e2 = dycl.call_module "decoder.embedding"(%best)
 
+// An integer remainder by a tensor: a zero divisor divides by 1 in the kernel
+// (no SIGFPE) and the host raises eager's RuntimeError.
+// CHECK:         %[[ZERO:.*]] = dycl.call_function "_operator.eq"(%b, %{{.*}}) : (tensor<2xi64>, i64) -> tensor<2xi1>
+// CHECK:         %[[DIV:.*]] = dycl.call_function "torch.where"(%[[ZERO]], %{{.*}}, %b)
+// CHECK-NEXT:    %rem = dycl.call_function "_operator.mod"(%a, %[[DIV]])
+// CHECK:         dycl.constant "ZeroDivisionError"
+
+// A max of a tensor whose size only the run time knows: eager raises on an empty one.
+// CHECK:         %[[ONES:.*]] = dycl.call_function "torch.ones_like"(%sel) : (tensor<?xf32>) -> tensor<?xf32>
+// CHECK-NEXT:    %{{.*}} = dycl.call_method "any"(%[[ONES]]) : (tensor<?xf32>) -> tensor<i1>
+// CHECK-NEXT:    %top = dycl.call_method "max"(%sel)
+// CHECK:         dycl.constant "max(): cannot reduce an empty tensor (input.numel() == 0)"
+
 // The checks wait for the end of the tensor work: one region, then the host reads.
 // HCFG:          dycl.tensor_region
 // HCFG-NOT:      dycl.to_bool
@@ -44,8 +57,12 @@
 // HCFG:          dycl.raise "builtins.IndexError"
 // HCFG:          dycl.to_bool
 // HCFG:          dycl.raise "builtins.RuntimeError"
+// HCFG:          dycl.to_bool
+// HCFG:          dycl.raise "builtins.RuntimeError"
+// HCFG:          dycl.to_bool
+// HCFG:          dycl.raise "builtins.RuntimeError"
 
-func.func @forward(%ids: tensor<1x3xi64>, %x: tensor<2x5xf32>, %j: tensor<2xi64>, %g: tensor<2x3xi64>) -> tensor<1x3x16xf32> {
+func.func @forward(%ids: tensor<1x3xi64>, %x: tensor<2x5xf32>, %j: tensor<2xi64>, %g: tensor<2x3xi64>, %a: tensor<2xi64>, %b: tensor<2xi64>, %sel: tensor<?xf32>) -> tensor<1x3x16xf32> {
   %e = dycl.call_module "decoder.embedding"(%ids) : (tensor<1x3xi64>) -> tensor<1x3x16xf32>
   %none = dycl.constant none : !dycl.pyobj
   %all = dycl.call_function "builtins.slice"(%none, %none, %none) : (!dycl.pyobj, !dycl.pyobj, !dycl.pyobj) -> !dycl.pyobj
@@ -57,5 +74,7 @@ func.func @forward(%ids: tensor<1x3xi64>, %x: tensor<2x5xf32>, %j: tensor<2xi64>
   %twelve = dycl.call_function "torch.randn"(%one, %n) : (i64, i64) -> tensor<1x12xf32>
   %best = dycl.call_method "argmax"(%twelve, %one) : (tensor<1x12xf32>, i64) -> tensor<1xi64>
   %e2 = dycl.call_module "decoder.embedding"(%best) : (tensor<1xi64>) -> tensor<1x16xf32>
+  %rem = dycl.call_function "_operator.mod"(%a, %b) : (tensor<2xi64>, tensor<2xi64>) -> tensor<2xi64>
+  %top = dycl.call_method "max"(%sel) : (tensor<?xf32>) -> tensor<f32>
   func.return %e : tensor<1x3x16xf32>
 }

@@ -76,7 +76,14 @@ def load(path: str, target: dict[str, Any]) -> Callable[..., list[Any]]:
             return torch.from_dlpack(a).cpu().numpy()
 
     def run(*args):
-        got = run_session(outputs, {name: host_array(args[i]) for i, name in used})
+        try:
+            got = run_session(outputs, {name: host_array(args[i]) for i, name in used})
+        except Exception as e:
+            # onnxruntime's own classes (InvalidArgument, Fail, ...) are no RuntimeError;
+            # eager's kernels raise RuntimeError for the same inputs (a max of nothing).
+            if isinstance(e, RuntimeError):
+                raise
+            raise RuntimeError(f"onnxruntime: {str(e).strip() or type(e).__name__}") from e
         # torch tensors over onnxruntime's own output buffers (from_numpy: no copy,
         # ~0.3 us each). They have .numpy() for the host's _to_bool/_item, pass through
         # CompiledModel's to_torch untouched and go to TVM or torch sub-DNNs by DLPack.
