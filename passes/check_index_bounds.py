@@ -174,7 +174,8 @@ def _sites(op: Operation, model: nn.Module) -> list[_Site]:
     if base in _NO_IDENTITY and isinstance(op.args[0].type, TensorType) and (
             name == base) == isinstance(op, d.CallMethodOp) and _may_be_empty(op):
         return [_Site(op, 0, 0, 0, 0, (_EMPTY[0], _EMPTY[1].replace("{name}", base)), nonempty=True)]
-    if name in _DIVISIONS and len(op.args) == 2 and _int_tensor(op.args[0]) and _int_tensor(op.args[1]):
+    if name in _DIVISIONS and len(op.args) == 2 and _int_tensor(op.args[0]) and (
+            _int_tensor(op.args[1]) or op.args[1].type == i64 and _int_constant(op.args[1]) is None):
         return [_Site(op, 1, 0, 0, 0, _DIVIDE, nonzero=True)]
     if name == "_operator.getitem" and len(op.args) == 2 or name == "dycl.tensor_ops.setitem" and len(op.args) == 3:
         return _subscript_sites(op)
@@ -279,6 +280,9 @@ def _guard(site: _Site, model_op: Operation) -> None:
     wrapped into range; after it, the host's raise when the check failed."""
     idx = site.op.operands[site.operand]
     t = idx.type
+    if t == i64:
+        _guard_host_divisor(site, idx, model_op)
+        return
     assert isinstance(t, TensorType)
     mask_type = TensorType(i1, t.get_shape(), t.encoding)
     ops: list[Operation] = []
@@ -315,6 +319,24 @@ def _guard(site: _Site, model_op: Operation) -> None:
     size = emit(arith.ConstantOp(IntegerAttr(site.size, i64)))
     safe = emit(d.CallFunctionOp("torch.remainder", [idx, size], result_type=t))
     _finish(site, ops, safe, ok, model_op)
+
+
+def _guard_host_divisor(site: _Site, n: SSAValue, model_op: Operation) -> None:
+    """A divisor the host computed (`a % n`, `n = int(...)`): `n + (n == 0)` and
+    `n != 0` computed on the host where `n` is made (no new cut), the raise after
+    the op as for the others."""
+    zero = arith.ConstantOp(IntegerAttr(0, i64))
+    is_zero = arith.CmpiOp(n, zero.result, "eq")
+    as_int = arith.ExtUIOp(is_zero.result, i64)
+    safe = arith.AddiOp(n, as_int.result)
+    ok = arith.CmpiOp(n, zero.result, "ne")
+    ops = [zero, is_zero, as_int, safe, ok]
+    for o in ops:
+        o.location = site.op.location
+    where = InsertPoint.after(n.owner) if isinstance(n.owner, Operation) else InsertPoint.at_start(n.owner)
+    Rewriter.insert_op(ops, where)
+    site.op.operands[site.operand] = safe.result
+    _raise_unless(site, ok.result, model_op)
 
 
 def _finish(site: _Site, ops: list[Operation], safe: SSAValue, ok: SSAValue, model_op: Operation) -> None:

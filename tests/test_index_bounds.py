@@ -152,3 +152,27 @@ def test_bad_writes_and_zero_divisors_raise_as_in_eager(backend):
         assert eager_error is not None, what
         with pytest.raises(eager_error):
             cm(*inputs)
+
+
+class HostDivisor(nn.Module):
+    """`a % n` with `n` read from data: a zero `n` trapped (SIGFPE) in TVM's kernel."""
+
+    def forward(self, a, x):
+        n = int((x > 0).sum())
+        y = a % n + a // n
+        return y * 2 if y.sum() > 3 else y
+
+
+def test_a_zero_host_divisor_raises_as_in_eager():
+    model = HostDivisor()
+    a = torch.tensor([7, -8])
+    cm = dycl.compile(model, (a, torch.tensor([1.0, 2.0, -3.0])), backend="tvm", fallback="error")
+    # the read of n, the divisions (+ the predicate), y * 2: the check adds no cut
+    assert len(cm.subgraphs) == 3
+    for x in ([1.0, 2.0, -3.0], [1.0, 1.0, 1.0]):
+        x = torch.tensor(x)
+        assert torch.equal(cm(a, x), model(a, x))
+    with pytest.raises(RuntimeError, match="ZeroDivisionError"):
+        model(a, -torch.ones(3))
+    with pytest.raises(RuntimeError, match="ZeroDivisionError"):
+        cm(a, -torch.ones(3))

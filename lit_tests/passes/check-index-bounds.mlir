@@ -41,17 +41,28 @@
 // CHECK-NEXT:    %rem = dycl.call_function "_operator.mod"(%a, %[[DIV]])
 // CHECK:         dycl.constant "ZeroDivisionError"
 
+// A divisor the host read: n + (n == 0) and n != 0 on the host, where n is made.
+// CHECK:         %hn = dycl.item
+// CHECK-NEXT:    %[[Z:.*]] = arith.constant 0 : i64
+// CHECK-NEXT:    %[[EQ:.*]] = arith.cmpi eq, %hn, %[[Z]] : i64
+// CHECK-NEXT:    %[[EXT:.*]] = arith.extui %[[EQ]] : i1 to i64
+// CHECK-NEXT:    %[[SAFE:.*]] = arith.addi %hn, %[[EXT]] : i64
+// CHECK-NEXT:    %{{.*}} = arith.cmpi ne, %hn, %[[Z]] : i64
+// CHECK:         %hrem = dycl.call_function "_operator.mod"(%a, %[[SAFE]])
+
 // A max of a tensor whose size only the run time knows: eager raises on an empty one.
 // CHECK:         %[[ONES:.*]] = dycl.call_function "torch.ones_like"(%sel) : (tensor<?xf32>) -> tensor<?xf32>
 // CHECK-NEXT:    %{{.*}} = dycl.call_method "any"(%[[ONES]]) : (tensor<?xf32>) -> tensor<i1>
 // CHECK-NEXT:    %top = dycl.call_method "max"(%sel)
 // CHECK:         dycl.constant "max(): cannot reduce an empty tensor (input.numel() == 0)"
 
-// The checks wait for the end of the tensor work: one region, then the host reads.
+// The checks wait for the next host op (here the read of n) or the end: the tensor
+// work stays one region per segment, the host reads each check after it.
 // HCFG:          dycl.tensor_region
 // HCFG-NOT:      dycl.to_bool
 // HCFG:          dycl.yield
-// HCFG:          dycl.to_bool
+// HCFG-NEXT:     }
+// HCFG-NEXT:     dycl.to_bool
 // HCFG:          dycl.raise "builtins.IndexError"
 // HCFG:          dycl.to_bool
 // HCFG:          dycl.raise "builtins.IndexError"
@@ -59,8 +70,16 @@
 // HCFG:          dycl.raise "builtins.RuntimeError"
 // HCFG:          dycl.to_bool
 // HCFG:          dycl.raise "builtins.RuntimeError"
+// HCFG:          %hn = dycl.item
+// HCFG:          dycl.tensor_region
+// HCFG-NOT:      dycl.to_bool
+// HCFG:          dycl.yield
+// HCFG-NEXT:     }
+// HCFG-NEXT:     dycl.to_bool
+// HCFG:          dycl.raise "builtins.RuntimeError"
 // HCFG:          dycl.to_bool
 // HCFG:          dycl.raise "builtins.RuntimeError"
+// HCFG-NOT:      dycl.tensor_region
 
 func.func @forward(%ids: tensor<1x3xi64>, %x: tensor<2x5xf32>, %j: tensor<2xi64>, %g: tensor<2x3xi64>, %a: tensor<2xi64>, %b: tensor<2xi64>, %sel: tensor<?xf32>) -> tensor<1x3x16xf32> {
   %e = dycl.call_module "decoder.embedding"(%ids) : (tensor<1x3xi64>) -> tensor<1x3x16xf32>
@@ -75,6 +94,9 @@ func.func @forward(%ids: tensor<1x3xi64>, %x: tensor<2x5xf32>, %j: tensor<2xi64>
   %best = dycl.call_method "argmax"(%twelve, %one) : (tensor<1x12xf32>, i64) -> tensor<1xi64>
   %e2 = dycl.call_module "decoder.embedding"(%best) : (tensor<1xi64>) -> tensor<1x16xf32>
   %rem = dycl.call_function "_operator.mod"(%a, %b) : (tensor<2xi64>, tensor<2xi64>) -> tensor<2xi64>
+  %cnt = dycl.call_method "sum"(%b) : (tensor<2xi64>) -> tensor<i64>
+  %hn = dycl.item %cnt : tensor<i64> -> i64
+  %hrem = dycl.call_function "_operator.mod"(%a, %hn) : (tensor<2xi64>, i64) -> tensor<2xi64>
   %top = dycl.call_method "max"(%sel) : (tensor<?xf32>) -> tensor<f32>
   func.return %e : tensor<1x3x16xf32>
 }
