@@ -80,7 +80,9 @@ def to_torch(value: Any) -> Any:
     if isinstance(value, (torch.Tensor, torch.Size)):
         return value
     if isinstance(value, tuple):
-        items = tuple(to_torch(v) for v in value)
+        # One backend tensor returned twice (`return t, t`) is one torch tensor twice, as in eager.
+        done: dict[int, Any] = {}
+        items = tuple(done[id(v)] if id(v) in done else done.setdefault(id(v), to_torch(v)) for v in value)
         if all(a is b for a, b in zip(items, value)):
             return value
         # Named tuples (torch.return_types.*, collections.namedtuple) keep their type.

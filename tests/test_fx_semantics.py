@@ -84,3 +84,15 @@ def test_runtime_errors_have_eager_class_on_onnxruntime():
         EmptyMax()(-torch.ones(5))
     with pytest.raises(RuntimeError):
         cm(-torch.ones(5))
+
+
+class SameTwice(nn.Module):
+    def forward(self, x):
+        t = torch.relu(x) + 1
+        return (t, t) if t.sum() > 0 else (t, t * 2)
+
+
+def test_a_tensor_returned_twice_is_one_object():
+    cm = dycl.compile(SameTwice(), (torch.randn(2, 3),), backend="tvm")
+    out = cm(torch.randn(2, 3))
+    assert out[0] is out[1]
