@@ -20,6 +20,7 @@ from xdsl.passes import ModulePass
 
 from dycl.diagnostics import PassError
 from dycl.dialects import dycl as d
+from dycl.passes.split_paths import continue_in_branch, ops_after, yielded
 
 
 def _returns_within(op: Operation) -> bool:
@@ -53,24 +54,18 @@ def eliminate_early_returns(block: Block, result_types: Sequence[Attribute]) -> 
             continue
         if not isinstance(op, d.IfOp):
             return f"it returns early from inside '{op.name}'"
-        tail: list[Operation] = []
-        nxt = op.next_op
-        while nxt is not None:
-            tail.append(nxt)
-            nxt = nxt.next_op
+        tail = ops_after(op)
         for region in (op.then_region, op.else_region):
             branch = region.block
             last = branch.last_op
-            if isinstance(last, d.YieldOp):
-                mapping: dict[SSAValue, SSAValue] = dict(zip(op.output, last.values))
+            mapping = yielded(op, branch)
+            if mapping is not None:
                 if any(
                     refines_into_exact_use(old, new, (func.CallOp, d.CallSubgraphOp))
                     for old, new in mapping.items()
                 ):
                     return "a value it computes after an early return changes type"
-                _erase_detached([last])
-                for after in tail:
-                    branch.add_op(after.clone(value_mapper=mapping))
+                continue_in_branch(branch, op, tail, mapping)
             elif not isinstance(last, d.ReturnOp):
                 return f"a branch holding an early return ends with '{last.name if last else 'nothing'}'"
             reason = eliminate_early_returns(branch, result_types)

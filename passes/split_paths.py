@@ -12,11 +12,12 @@ join it finds differing, and this pass to the branches marked `dycl.split_paths`
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from xdsl.context import Context
 from xdsl.dialects.builtin import ModuleOp
-from xdsl.ir import Operation, SSAValue
+from xdsl.ir import Block, Operation, SSAValue
 from xdsl.passes import ModulePass
 
 from dycl.diagnostics import PassError
@@ -48,26 +49,45 @@ def can_split(op: d.IfOp) -> bool:
     )
 
 
+def ops_after(op: Operation) -> list[Operation]:
+    """The ops after `op` in its block, its terminator included."""
+    rest: list[Operation] = []
+    nxt = op.next_op
+    while nxt is not None:
+        rest.append(nxt)
+        nxt = nxt.next_op
+    return rest
+
+
+def continue_in_branch(branch: Block, if_op: d.IfOp, rest: Sequence[Operation],
+                       mapping: dict[SSAValue, SSAValue]) -> None:
+    """Replace `branch`'s yield by copies of `rest` (the code after `if_op`), with
+    `mapping` (the if's results → what the branch yields) applied: the one
+    continuation copy that early-exit elimination and path splitting share."""
+    term = branch.last_op
+    assert isinstance(term, d.YieldOp)
+    branch.erase_op(term)
+    for r in rest:
+        branch.add_op(r.clone(value_mapper=mapping))
+
+
+def yielded(if_op: d.IfOp, branch: Block) -> dict[SSAValue, SSAValue] | None:
+    """The if's results → what `branch` yields, or None where it does not fall through."""
+    term = branch.last_op
+    return dict(zip(if_op.results, term.values)) if isinstance(term, d.YieldOp) else None
+
+
 def split_paths(op: d.IfOp) -> None:
     """Copy the code after `op` into each branch: values that reach it with
     different shapes along the two paths then each get their own static type
     (each copy compiles its own sub-DNNs, and the host picks the path)."""
     block = op.parent
     assert block is not None
-    rest: list[Operation] = []
-    nxt = op.next_op
-    while nxt is not None:
-        rest.append(nxt)
-        nxt = nxt.next_op
+    rest = ops_after(op)
     for region in (op.then_region, op.else_region):
-        branch = region.block
-        term = branch.last_op
-        if not isinstance(term, d.YieldOp):
-            continue  # this branch already leaves
-        mapping: dict[SSAValue, SSAValue] = dict(zip(op.results, term.values))
-        branch.erase_op(term)
-        for r in rest:
-            branch.add_op(r.clone(value_mapper=mapping))
+        mapping = yielded(op, region.block)
+        if mapping is not None:  # (else this branch already leaves)
+            continue_in_branch(region.block, op, rest, mapping)
     for r in reversed(rest):
         block.erase_op(r, safe_erase=False)
     else_region = op.detach_region(op.else_region)
