@@ -70,7 +70,8 @@ def classify(op: Operation) -> str:
     if isinstance(op, d.CallFunctionOp) and (op.target.data.startswith(_HOST_WRAPPERS)
                                              or _builds_python_object(op.target.data)
                                              or (op.result.type == d.PYOBJ and op.target.data.startswith(
-                                                 "_operator."))):  # tuple + tuple: host plumbing
+                                                 "_operator.") and not all(is_static_value(v) for v in op.operands))):
+        # tuple + tuple of run-time values: host plumbing (of constants, `x.size()[:-1] + (h, d)`: known)
         return HOST  # named tuples, dicts, output objects of results: host plumbing, like a tuple
     if _is_shape_object(op):
         return HOST

@@ -157,9 +157,9 @@ def to_graph_module(fn: func.FuncOp, model: nn.Module) -> fx.GraphModule:
                 elif target is len and len(args) == 1 and isinstance(args[0], fx.Node):
                     # a size, not a Python int: export keeps a dynamic dimension symbolic
                     env[op.result] = graph.call_method("size", (args[0], 0))
-                elif all(not isinstance(a, fx.Node) for a in _flat(args, kwargs)) and op.target.data in (
-                    "builtins.slice", "builtins.getattr"
-                ):
+                elif all(not isinstance(a, fx.Node) for a in _flat(args, kwargs)) and (op.target.data in (
+                    "builtins.slice", "builtins.getattr", "torch.Size") or op.target.data.startswith("_operator.")
+                        and op.result.type == d.PYOBJ):  # Python values known at build time
                     env[op.result] = target(*args, **kwargs)
                 else:
                     env[op.result] = graph.call_function(target, tuple(args), kwargs)
@@ -169,10 +169,15 @@ def to_graph_module(fn: func.FuncOp, model: nn.Module) -> fx.GraphModule:
                     args = _promote_operands(graph, op, args)
                 elif op.method.data in _COMPARISON_METHODS:
                     args = _promote_compared(graph, op, args)
+                method = op.method.data
+                if method == "view" and not any(isinstance(a, torch.dtype) for a in args[1:]):
+                    # Values, not storage: a `.contiguous()` before it was dropped as an
+                    # identity, and view refuses a permuted layout that reshape copies.
+                    method = "reshape"
                 if op.method.data in ("__floordiv__", "floor_divide"):
                     env[op.result] = graph.call_function(torch.div, tuple(args), {**kwargs, "rounding_mode": "floor"})
                 else:
-                    env[op.result] = graph.call_method(op.method.data, tuple(args), kwargs)
+                    env[op.result] = graph.call_method(method, tuple(args), kwargs)
             case d.MakeTupleOp():
                 items = [env[v] for v in op.elements]
                 env[op.result] = list(items) if op.is_list else tuple(items)

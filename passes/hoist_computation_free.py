@@ -16,7 +16,9 @@ from dycl.dialects import dycl as d
 from dycl.passes.constant_propagation import constant_of
 
 # Ops that return their (first) input unchanged when the result type equals it.
-_IDENTITY_METHODS = {"contiguous", "detach", "view", "reshape", "view_as", "reshape_as", "clone", "float", "to", "type_as"}
+# (Not `clone`: its result is a tensor of its own, which Python code in a fallback region
+# may update in place without touching the original.)
+_IDENTITY_METHODS = {"contiguous", "detach", "view", "reshape", "view_as", "reshape_as", "float", "to", "type_as"}
 _IDENTITY_FUNCTIONS = {"torch.reshape", "torch.flatten", "torch.squeeze", "torch.unsqueeze", "torch.nn.functional.dropout",
                        "torch.dropout", "torch.detach"}
 _IDENTITY_MODULES = ("Identity", "Dropout", "Dropout1d", "Dropout2d", "Dropout3d", "AlphaDropout")

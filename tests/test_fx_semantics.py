@@ -96,3 +96,86 @@ def test_a_tensor_returned_twice_is_one_object():
     cm = dycl.compile(SameTwice(), (torch.randn(2, 3),), backend="tvm")
     out = cm(torch.randn(2, 3))
     assert out[0] is out[1]
+
+
+class CloneThenWriteAView(nn.Module):
+    """A write through a view of a clone, in Python the frontend leaves to a region:
+    the clone's buffer must not be the original's (exporters drop the clone and
+    returned one buffer for both)."""
+
+    def forward(self, x):
+        acc = x * 2
+        z = acc.clone()
+        row = z[0]
+        row += 1
+        return acc, z
+
+
+@pytest.mark.parametrize("backend", ["tvm", "onnxruntime", "inductor"])
+def test_a_clone_is_its_own_tensor(backend):
+    model = CloneThenWriteAView()
+    x = torch.arange(6.0).view(2, 3)
+    cm = dycl.compile(model, (x,), backend=backend)
+    for got, want in zip(cm(x), model(x)):
+        assert torch.equal(got, want)
+
+
+class HeadsAttention(nn.Module):
+    """HF-style `transpose_for_scores`: `x.view(*(x.size()[:-1] + (h, d)))`, and
+    `.permute(...).contiguous().view(...)` back (the contiguous was dropped as an
+    identity and view refused the permuted layout: the whole forward ran as eager)."""
+
+    def __init__(self, heads=2, head_dim=4):
+        super().__init__()
+        self.heads, self.head_dim = heads, head_dim
+        self.query = nn.Linear(heads * head_dim, heads * head_dim)
+
+    def transpose_for_scores(self, x):
+        new_x_shape = x.size()[:-1] + (self.heads, self.head_dim)
+        return x.view(*new_x_shape).permute(0, 2, 1, 3)
+
+    def forward(self, x):
+        q = self.transpose_for_scores(self.query(x))
+        ctx = (q @ q.transpose(-1, -2)).softmax(-1) @ q
+        ctx = ctx.permute(0, 2, 1, 3).contiguous()
+        out = ctx.view(*(ctx.size()[:-2] + (self.heads * self.head_dim,)))
+        return out if out.sum() > 0 else -out
+
+
+@pytest.mark.parametrize("backend", ["tvm", "onnxruntime"])
+def test_hf_style_head_reshapes_compile(backend):
+    torch.manual_seed(0)
+    model = HeadsAttention().eval()
+    x = torch.randn(1, 5, 8)
+    cm = dycl.compile(model, (x,), backend=backend, fallback="error")
+    for s in (1.0, -1.0):
+        assert torch.allclose(cm(x * s), model(x * s), atol=1e-5)
+
+
+scale = 100.0  # a module global of the same name as the factory's variable
+
+
+def _models_in_a_factory(scale, offset):
+    class Tail(nn.Module):
+        def forward(self, x):
+            y = x * 2
+            r = y[0]
+            r += 1  # a view update: the rest of forward runs as Python
+            return y * scale + offset
+
+    class Branch(nn.Module):
+        def forward(self, x):
+            return x * scale + offset if x.sum() > 0 else x - offset
+
+    return Tail(), Branch()
+
+
+@pytest.mark.parametrize("which", [0, 1])
+def test_variables_of_an_enclosing_function(which):
+    """forward reads `scale` from the factory that made its class; a module global
+    of the same name was read instead."""
+    model = _models_in_a_factory(3.0, 0.5)[which].eval()
+    x = torch.ones(2, 2)
+    cm = dycl.compile(model, (x,), backend="onnxruntime")
+    for v in (x, -x):
+        assert torch.equal(cm(v), model(v))

@@ -162,6 +162,7 @@ class _Function:
     source_lines: list[str] = field(default_factory=list)
     tree: ast.AST | None = None
     declared_global: set[str] = field(default_factory=set)  # `global`/`nonlocal` names: run-time state
+    closure: dict[str, Any] = field(default_factory=dict)  # the free variables it closes over, by name
 
 
 @dataclass
@@ -317,7 +318,7 @@ class Lowerer(LoopLowering, RegionLowering, ContainerLowering, FunctionLowering,
         indent = len(lines[0]) - len(lines[0].lstrip())
         fn = _Function(f"{owner}.{function.__name__}", file, first_line, function.__globals__, inline, indent,
                        [line.rstrip("\n") for line in lines], tree,
-                       _declared_global(tree.body[0]) if tree.body else set())
+                       _declared_global(tree.body[0]) if tree.body else set(), _closure_of(function))
         return tree, fn
 
     def _params(self, fdef: ast.FunctionDef, fn: _Function) -> list[str]:
@@ -1006,6 +1007,8 @@ class Lowerer(LoopLowering, RegionLowering, ContainerLowering, FunctionLowering,
                 raise self.error(node, v.message or f"'{name}' names different modules depending on a run-time condition")
             return v
         assert self.fn is not None
+        if name in self.fn.closure:  # a variable of the enclosing function (a class made in a factory)
+            return self._global(self.fn.closure[name], name, node)
         if name in self.fn.globals:
             return self._global(self.fn.globals[name], name, node)
         if hasattr(builtins, name):
@@ -1389,7 +1392,12 @@ class Lowerer(LoopLowering, RegionLowering, ContainerLowering, FunctionLowering,
         args: list[Value] = []
         for a in e.args:
             if isinstance(a, ast.Starred):  # f(*xs): the elements, known at compile time
-                items = self.iter_items(self.expr(a.value, scope), a)
+                value = self.expr(a.value, scope)
+                items = self.iter_items(value, a)
+                if items is None and len(e.args) == 1 and isinstance(e.func, ast.Attribute) and \
+                        e.func.attr in _SIZE_VARARGS:
+                    args.append(value)  # x.view(*shape) is x.view(shape): torch takes either
+                    continue
                 if items is None:
                     raise self.unsupported(a, "*args over a run-time value")
                 args.extend(items)
@@ -1668,6 +1676,25 @@ class Lowerer(LoopLowering, RegionLowering, ContainerLowering, FunctionLowering,
         if items is None:
             raise self.unsupported(node, "enumerate/zip over a run-time value")
         return items
+
+# Methods and torch functions whose sizes `f(*size)` may also be given as one
+# sequence `f(size)` (HF's `x.view(*(x.size()[:-1] + (heads, head_dim)))`).
+_SIZE_VARARGS = frozenset({"view", "reshape", "expand", "permute", "repeat", "tile", "new_zeros", "new_ones",
+                           "new_empty", "zeros", "ones", "empty", "rand", "randn"})
+
+
+def _closure_of(function: Any) -> dict[str, Any]:
+    """The values of the free variables `function` closes over (filled cells only)."""
+    code = getattr(function, "__code__", None)
+    cells = getattr(function, "__closure__", None) or ()
+    out: dict[str, Any] = {}
+    for name, cell in zip(getattr(code, "co_freevars", ()), cells):
+        try:
+            out[name] = cell.cell_contents
+        except ValueError:  # not yet assigned
+            continue
+    return out
+
 
 def _many_elements(v: SSAValue) -> bool:
     t = v.type

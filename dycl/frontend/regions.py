@@ -255,6 +255,17 @@ class RegionLowering:
                     raise Widen(error)
                 continue  # only assigned here: its old value is not needed
             prelude.append(f"{name} = {expr}")
+        # Variables of an enclosing function: the region's code runs with the module's
+        # globals only, so their values are bound first (or the region widens).
+        for name in sorted(loads - set(scope.env) - stores):
+            if name in self.fn.closure and name not in self.fn.declared_global:
+                try:
+                    expr = self.region_capture(self._global(self.fn.closure[name], name, node), operands, params)
+                except FrontendError:
+                    expr = None
+                if expr is None:
+                    raise Widen(error)
+                prelude.append(f"{name} = {expr}")
         # An in-place update must reach every name sharing the storage: names holding
         # the same value are rebound below; a view elsewhere cannot be, so widen.
         updated: list[tuple[str, SSAValue]] = []

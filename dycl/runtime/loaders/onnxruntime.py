@@ -56,6 +56,9 @@ def load(path: str, target: dict[str, Any]) -> Callable[..., list[Any]]:
         return run_cuda
 
     run_session = session.run
+    # The exporter drops a `clone`: two outputs of one graph value come back as one
+    # buffer, and Python code updating one in place would change the other.
+    repeated = [k for k, name in enumerate(outputs) if name in outputs[:k]]
     from_numpy = torch.from_numpy
     Tensor = torch.Tensor
 
@@ -89,6 +92,8 @@ def load(path: str, target: dict[str, Any]) -> Callable[..., list[Any]]:
         # CompiledModel's to_torch untouched and go to TVM or torch sub-DNNs by DLPack.
         # Binding fresh outputs through IOBinding measured slower per call, and reusing
         # bound buffers would let one call overwrite the tensors an earlier call returned.
+        for k in repeated:
+            got[k] = got[k].copy()
         return [from_numpy(o) for o in got]
 
     run.session = session

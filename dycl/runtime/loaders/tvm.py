@@ -33,6 +33,11 @@ def load(path: str, target: dict[str, Any]) -> Callable[..., list[Any]]:
     from_dlpack = tvm.runtime.from_dlpack
     native = tvm.runtime.Tensor
 
+    def torch_copy(t):
+        import torch
+
+        return torch.from_dlpack(t).clone()
+
     # (Passing torch tensors to `main` as they are, tvm-ffi converting them, measured
     # 0.4 us slower per input than from_dlpack.)
     def convert(a):
@@ -54,6 +59,7 @@ def load(path: str, target: dict[str, Any]) -> Callable[..., list[Any]]:
             return array[i]
 
     arity: list[int] = []  # a Relax function returns as many outputs on every call
+    shared: list[int] = []  # outputs that are another output's buffer (a dropped clone), copied
 
     def run(*args):
         out = main(*[convert(a) for a in args])
@@ -61,7 +67,12 @@ def load(path: str, target: dict[str, Any]) -> Callable[..., list[Any]]:
             return [out]
         if not arity:
             arity.append(len(out))
-        return [get_item(out, i) for i in range(arity[0])]
+            ptrs = [get_item(out, i).data_ptr() for i in range(arity[0])]
+            shared.extend(k for k, p in enumerate(ptrs) if p in ptrs[:k])
+        got = [get_item(out, i) for i in range(arity[0])]
+        for k in shared:
+            got[k] = from_dlpack(torch_copy(got[k]))
+        return got
 
     return run
 
