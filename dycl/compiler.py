@@ -434,6 +434,7 @@ def _eager_error(model: nn.Module, inputs: list[Any]) -> tuple[InputError | None
     except Exception as e:
         err = user_code_error(e, "the model, run eagerly on the example inputs,")
         error = InputError(err.message, err.loc, "eager PyTorch rejects these inputs, so dycl does too")
+        error.eager_exception = e  # what a call with such inputs re-raises (CompiledModel specialising)
         if not _raised_by_the_model(e):
             raise error from None
         return error, None

@@ -179,3 +179,34 @@ def test_variables_of_an_enclosing_function(which):
     cm = dycl.compile(model, (x,), backend="onnxruntime")
     for v in (x, -x):
         assert torch.equal(cm(v), model(v))
+
+
+class NeedsOneRow(nn.Module):
+    def forward(self, x):
+        if x.sum(1) > 0:
+            return x * 2
+        return x - 1
+
+
+class CountsThenAsserts(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.calls = 0
+
+    def forward(self, x):
+        self.calls += 1
+        assert x.dim() == 2, "need 2D"
+        return x * 2
+
+
+def test_inputs_eager_rejects_raise_eagers_exception():
+    """Another batch size or rank than the example's: the call raises what eager
+    raises (it was dycl's InputError, and module state differed)."""
+    cm = dycl.compile(NeedsOneRow(), (torch.randn(1, 4),), backend="onnxruntime")
+    with pytest.raises(RuntimeError, match="ambiguous"):
+        cm(torch.randn(2, 4))
+    model = CountsThenAsserts()
+    cm = dycl.compile(model, (torch.randn(1, 4),), backend="onnxruntime")
+    with pytest.raises(AssertionError, match="need 2D"):
+        cm(torch.randn(1, 1, 4))
+    assert model.calls == 1  # as eager: counted, then the assert

@@ -142,10 +142,11 @@ class CompiledModel:
         """The model compiled for these inputs' shapes (compiled now on first use),
         or None where this model does not specialise or the inputs are not tensors."""
         expected = self._signature()
-        # Only sizes differ: another arity, dtype or rank is an input error, as before.
+        # Sizes or ranks differ (as eager, the model decides what it takes: a rank it
+        # asserts against raises its AssertionError); another arity or dtype is an input error.
         if self.specialize is None or len(inputs) != len(expected) or not all(
                 type(x) is torch.Tensor and x.device.type in self._devices and x.dtype == dtype
-                and x.dim() == len(shape) for x, (shape, dtype) in zip(inputs, expected)):
+                for x, (shape, dtype) in zip(inputs, expected)):
             return None
         key = tuple((tuple(x.shape), x.dtype, x.device.type) for x in inputs)
         with self._lock:
@@ -159,7 +160,14 @@ class CompiledModel:
                                  f"({shapes}); not compiling another",
                                  note="declare the dimensions that vary: dycl.compile(..., dynamic=True) or "
                                       "signature='b x 8 x f32' with dims=['b=1..64']")
-            found = self._specializations[key] = self.specialize(list(inputs))
+            try:
+                found = self.specialize(list(inputs))
+            except InputError as e:
+                eager = getattr(e, "eager_exception", None)
+                if eager is not None:
+                    raise eager  # eager PyTorch raises on these inputs: so does the call, the same way
+                raise
+            self._specializations[key] = found
             return found
 
     # ------------------------------------------------------------- inspection
