@@ -12,6 +12,7 @@ import hashlib
 import json
 import os
 import shutil
+import threading
 import sys
 import tempfile
 from importlib.metadata import version
@@ -124,6 +125,16 @@ def _verified(entry: Path) -> str | None:
         return None
 
 
+def replace_file(src: Path, target: Path) -> None:
+    """Copy `src` to `target` through a new file renamed over it. Writing into an
+    existing `target` changes it under every process mapping of it: a sub-DNN
+    library loaded to verify it, then overwritten in place by another build of the
+    same name, left glibc a corrupt entry to finalise at exit (SIGSEGV in _dl_fini)."""
+    tmp = target.with_name(f".{target.name}.{os.getpid()}.{threading.get_ident()}.tmp")
+    shutil.copyfile(src, tmp)
+    os.replace(tmp, target)
+
+
 class BuildCache:
     """Builds each distinct sub-DNN once per compile, and once per machine."""
 
@@ -201,7 +212,7 @@ class BuildCache:
                 index = {k: name + v[len(stem):] for k, v in index.items()}
                 target.write_text(json.dumps(index, indent=2) + "\n")
             else:
-                shutil.copyfile(p, target)
+                replace_file(p, target)
         return name + file[len(stem):]
 
     def _store(self, out_dir: Path, file: str, entry: Path) -> None:
