@@ -12,9 +12,9 @@ import hashlib
 import json
 import os
 import shutil
-import threading
 import sys
 import tempfile
+import threading
 from importlib.metadata import version
 from pathlib import Path
 

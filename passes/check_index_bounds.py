@@ -163,14 +163,13 @@ def _sites(op: Operation, model: nn.Module) -> list[_Site]:
         dim %= rank
         kind = _DIM_INDEX_OPS[base]
         # as eager's CPU kernels raise
-        error = _GATHER if kind == "scatter" else _SUBSCRIPT if kind == "copy" else _RANGE if dim == 0 \
-            else _SELECT_INNER if base == "index_select" else _RANGE
+        error = _GATHER if kind == "scatter" else _SUBSCRIPT if kind == "copy" else \
+            _SELECT_INNER if base == "index_select" and dim else _RANGE
         return [_Site(op, idx_at, 0, n, dim, error)]
     if name == "torch.nn.functional.one_hot" and (k := _arg(op, 0, "tensor")) is not None:
         classes = _arg(op, 1, "num_classes")
         n = _int_constant(op.args[classes]) if classes is not None else None
         return [_Site(op, k, 0, n, 0, _ONE_HOT)] if n is not None and n > 0 else []
-    base = name.removeprefix("torch.")
     if base in _NO_IDENTITY and isinstance(op.args[0].type, TensorType) and (
             name == base) == isinstance(op, d.CallMethodOp) and _may_be_empty(op):
         return [_Site(op, 0, 0, 0, 0, (_EMPTY[0], _EMPTY[1].replace("{name}", base)), nonempty=True)]
