@@ -87,6 +87,30 @@ def test_inductor_rounds_casts_as_eager():
     assert _same(model(x), cm(x))
 
 
+class Gelu(nn.Module):
+    def forward(self, x):
+        return torch.nn.functional.gelu(x * 2) + 1
+
+
+@pytest.mark.parametrize("backend", ["tvm", "onnxruntime"])
+def test_special_values_eager_leaves_implementation_defined(backend):
+    """At +inf eager's vectorised GELU gives NaN, its scalar kernel and its formula
+    inf: the answer depends on the tensor's length. A backend giving inf is
+    eager-faithful and keeps the sub-DNN (all of a transformer's FFNs went to torch
+    before); elsewhere the backend still equals eager."""
+    model = Gelu().eval()
+    x = torch.tensor([[-1.05, -0.2, 0.5, -2.0, 1.3, -0.77, 2.5, 0.01]])
+    cm = dycl.compile(model, [x], backend=backend, fallback="error")
+    assert cm.report.fallbacks == [] and {s["backend"] for s in cm.subgraphs.values()} == {backend}
+    assert _same(model(x), cm(x))
+    special = x.clone()
+    special[0, 0], special[0, 3] = float("inf"), float("-inf")
+    got = cm(special)
+    assert torch.isnan(model(special)[0, 0])  # eager's vectorised kernel
+    assert got[0, 0] == model(special[:, :1])[0, 0] == float("inf")  # eager's scalar kernel
+    assert _same(model(special)[:, 1:], got[:, 1:])
+
+
 @dataclasses.dataclass
 class EncoderOutput:
     last_hidden_state: torch.Tensor

@@ -25,11 +25,10 @@ def test_example_matches_eager(name, backend):
     cm = dycl.compile(model, mod.example_inputs(), backend=backend)
     paths = mod.branch_inputs()
     assert len(paths) >= 2
-    # Every sub-DNN compiled by the backend asked for; but the router's GELU gives NaN
-    # at +inf in eager (torch's vectorised kernel, 4+ elements; the limit is inf, which
-    # TVM and ONNX Runtime return), so that sub-DNN is handed down to one that agrees.
-    expected_notes = {"router": "on an input holding inf"}
-    assert all(expected_notes.get(name, "\0") in note for note in cm.report.fallbacks), cm.report.fallbacks
+    # Every sub-DNN compiled by the backend asked for (the router's GELU too: at +inf
+    # eager's vectorised kernel gives NaN, its scalar kernel and formula inf, and the
+    # build check accepts either; dycl/backends/verify_build.py).
+    assert cm.report.fallbacks == []
     assert cm.fallbacks == []  # and nothing of the zoo runs as Python (a frontend regression would hide there)
     with torch.no_grad():
         for x in paths.values():
