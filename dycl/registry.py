@@ -42,6 +42,7 @@ BUILTIN_PASSES: dict[str, Callable[[], type[ModulePass]]] = {
     "cut-data-dependent-shapes": _pass("cut_data_dependent_shapes", "CutDataDependentShapesPass"),
     "check-index-bounds": _pass("check_index_bounds", "CheckIndexBoundsPass"),
     "sink-state-stores": _pass("sink_state_stores", "SinkStateStoresPass"),
+    "sink-into-branches": _pass("sink_into_branches", "SinkIntoBranchesPass"),
     "extract-hcfg": _pass("extract_hcfg", "ExtractHcfgPass"),
     "hoist-computation-free": _pass("hoist_computation_free", "HoistComputationFreePass"),
     "outline-subgraphs": _pass("outline_subgraphs", "OutlineSubgraphsPass"),

@@ -65,6 +65,8 @@ class Unknown:
 
 
 _PLACEHOLDERS = {i64: (1, 2), f64: (1.0, 2.0), i1: (True, False)}
+# Tried where an op rejects the first two (an index into a dim of size 1 or 2).
+_FURTHER_STAND_INS = {i64: (0, -1)}
 
 
 def _run_torch(op: Operation, fn: Any, args: list[Any], kwargs: dict[str, Any]) -> Any:
@@ -421,12 +423,7 @@ class _Inferrer:
             with self.mode:
                 return _run_torch(op, fn, args, kwargs)
         # A run-time scalar argument: the result type must not depend on its value.
-        results = []
-        for pick in (0, 1):
-            a2 = [_substitute(a, pick) for a in args]
-            k2 = {k: _substitute(a, pick) for k, a in kwargs.items()}
-            with self.mode:
-                results.append(_run_torch(op, fn, a2, k2))
+        results = self._on_stand_ins(op, fn, args, kwargs)
         t0, t1 = type_of_value(results[0]), type_of_value(results[1])
         if t0 != t1:
             raise PassError("the result shape depends on a run-time scalar value", op)
@@ -437,6 +434,29 @@ class _Inferrer:
             # whether its result shape depends on n (it must not take one of them).
             return Unknown(t0, picks=(results[0], results[1]))
         return results[0]
+
+
+    def _on_stand_ins(self, op: Operation, fn: Any, args: list[Any], kwargs: dict[str, Any]) -> list[Any]:
+        """The op's results for two stand-in values of its run-time scalars. A
+        stand-in the op rejects (`probs[0, k]` with k = 2 where the dim has 2)
+        says nothing of the values the run time has (an argmax over that dim):
+        further ones are tried, and the op fails only where every one does."""
+        results: list[Any] = []
+        error: PassError | None = None
+        for pick in range(max(len(_stand_ins(u)) for u in _unknowns((*args, *kwargs.values())))):
+            a2 = [_substitute(a, pick) for a in args]
+            k2 = {k: _substitute(a, pick) for k, a in kwargs.items()}
+            try:
+                with self.mode:
+                    results.append(_run_torch(op, fn, a2, k2))
+            except PassError as e:
+                error = error or e
+            if len(results) == 2:
+                return results
+        if results:  # one stand-in alone is valid (an index into a size-1 dim)
+            return results * 2
+        assert error is not None
+        raise error
 
 
 _MAX_SPLITS = 64
@@ -521,13 +541,27 @@ def _has_unknown(v: Any) -> bool:
     return isinstance(v, (tuple, list)) and any(_has_unknown(x) for x in v)
 
 
-def _substitute(v: Any, pick: int) -> Any:
-    """Unknown scalars (also inside index tuples) → one of two stand-in values."""
+def _stand_ins(v: Unknown) -> tuple[Any, ...]:
+    if v.picks is not None:
+        return v.picks
+    # A size symbol stands for itself: `x.view(x.size(0), -1)` keeps its shape.
+    return (v.symbol,) if v.symbol is not None else _PLACEHOLDERS[v.type] + _FURTHER_STAND_INS.get(v.type, ())
+
+
+def _unknowns(v: Any) -> Iterator[Unknown]:
     if isinstance(v, Unknown):
-        if v.picks is not None:
-            return v.picks[pick]
-        # A size symbol stands for itself: `x.view(x.size(0), -1)` keeps its shape.
-        return v.symbol if v.symbol is not None else _PLACEHOLDERS[v.type][pick]
+        yield v
+    elif isinstance(v, (tuple, list)):
+        for x in v:
+            yield from _unknowns(x)
+
+
+def _substitute(v: Any, pick: int) -> Any:
+    """Unknown scalars (also inside index tuples) → their stand-in value `pick`
+    (the last one past their count)."""
+    if isinstance(v, Unknown):
+        options = _stand_ins(v)
+        return options[min(pick, len(options) - 1)]
     if isinstance(v, (tuple, list)):
         return type(v)(_substitute(x, pick) for x in v)
     return v

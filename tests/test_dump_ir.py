@@ -14,7 +14,7 @@ ROOT = Path(__file__).resolve().parent.parent
 BIN = Path(sys.executable).parent
 SPEC = f"{ROOT / 'examples' / 'branchy.py'}:make_model"
 STAGES = ["frontend", "inline-calls", "unroll-loops", "constant-propagation", "shape-inference",
-          "constant-propagation#2", "check-index-bounds", "sink-state-stores", "extract-hcfg", "hoist-computation-free", "outline-subgraphs",
+          "constant-propagation#2", "check-index-bounds", "sink-state-stores", "sink-into-branches", "extract-hcfg", "hoist-computation-free", "outline-subgraphs",
           "lower-host-scalars"]
 
 
@@ -59,7 +59,7 @@ def test_some_stages(branchy):
 @pytest.mark.parametrize("names, message", [
     (["shape-infer"], "unknown pass 'shape-infer' to dump the IR after (pipeline dycl-default) (available: all, "
                       "frontend, inline-calls, unroll-loops, constant-propagation, shape-inference, "
-                      "constant-propagation#2, check-index-bounds, sink-state-stores, extract-hcfg, hoist-computation-free, outline-subgraphs, "
+                      "constant-propagation#2, check-index-bounds, sink-state-stores, sink-into-branches, extract-hcfg, hoist-computation-free, outline-subgraphs, "
                       "lower-host-scalars); "
                       "did you mean 'shape-inference'?"),
     (["assign-backends"], "pass 'assign-backends' to dump the IR after: pipeline dycl-default has no such stage"),
