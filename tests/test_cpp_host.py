@@ -179,6 +179,73 @@ def test_c_program_embeds_the_model(branchy_cpp, tmp_path):
             assert (model(*x) - got).abs().max().item() <= 1e-5
 
 
+class HandsOutBuffers(torch.nn.Module):
+    """Outputs a backend may hand out as buffers it does not own: the input (`x * 1`
+    simplified away) and a constant (one buffer for every call)."""
+
+    def forward(self, x):
+        if x.sum() > 0:
+            return x * 1, torch.zeros(1, 16)
+        return x + 0, torch.ones(1, 16)
+
+
+OWNERSHIP_PROGRAM = r"""
+#include <stdio.h>
+#include <string.h>
+#include "dycl_model.h"
+
+int main(int argc, char** argv) {
+  float x[16];
+  for (int i = 0; i < 16; ++i) x[i] = (float)(i + 1);
+  dycl_model* m = dycl_model_load(argv[1]);
+  if (!m) { fprintf(stderr, "%s\n", dycl_last_error()); return 1; }
+  int64_t shape[2] = {1, 16};
+  DLManagedTensor in;
+  memset(&in, 0, sizeof in);
+  in.dl_tensor.data = x;
+  in.dl_tensor.device.device_type = kDLCPU;
+  in.dl_tensor.ndim = 2;
+  in.dl_tensor.dtype.code = kDLFloat;
+  in.dl_tensor.dtype.bits = 32;
+  in.dl_tensor.dtype.lanes = 1;
+  in.dl_tensor.shape = shape;
+  DLManagedTensor* ins[1] = {&in};
+  for (int call = 0; call < 2; ++call) {
+    int n = 0;
+    DLManagedTensor** out = NULL;
+    if (dycl_model_run(m, 1, ins, &n, &out) != 0) { fprintf(stderr, "%s\n", dycl_last_error()); return 1; }
+    for (int k = 0; k < n; ++k) {
+      float* y = (float*)out[k]->dl_tensor.data;
+      printf("%g %g\n", y[0], y[15]);
+      for (int i = 0; i < 16; ++i) y[i] += 100;  /* the caller's to write */
+      out[k]->deleter(out[k]);
+    }
+    dycl_free_outputs(out, n);
+  }
+  printf("%g %g\n", x[0], x[15]);
+  dycl_model_free(m);
+  return 0;
+}
+"""
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(shutil.which("gcc") is None, reason="needs a C compiler")
+def test_outputs_are_the_callers_own(tmp_path):
+    """Writing to one call's outputs changes neither the input nor the next call's."""
+    from dycl.host.cpp_build import tvm_paths
+
+    art = tmp_path / "art"
+    dycl.compile(HandsOutBuffers(), [torch.randn(1, 16).abs()], host="cpp", out_dir=art)
+    includes, _ = tvm_paths()
+    (tmp_path / "own.c").write_text(OWNERSHIP_PROGRAM)
+    exe = tmp_path / "own"
+    subprocess.run(["gcc", "-std=c99", str(tmp_path / "own.c"), "-o", str(exe), f"-I{art}",
+                    *[f"-I{i}" for i in includes], f"-L{art}", "-ldycl_model", f"-Wl,-rpath,{art}"], check=True)
+    done = subprocess.run([str(exe), str(art)], capture_output=True, text=True, check=True)
+    assert done.stdout.split("\n")[:5] == ["1 16", "0 0", "1 16", "0 0", "1 16"], done.stdout
+
+
 class WritesState(torch.nn.Module):
     def __init__(self):
         super().__init__()

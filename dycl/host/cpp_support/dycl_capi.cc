@@ -151,21 +151,27 @@ int dycl_model_run(dycl_model* model, int n_inputs, DLManagedTensor* const* inpu
     for (auto& v : results) {
       dycl::Tensor t;
       switch (v.index()) {
-        case 0: t = std::get<dycl::Tensor>(v); break;
+        case 0: t = std::move(std::get<dycl::Tensor>(v)); break;
         case 1: t = dycl::scalar_tensor(std::get<int64_t>(v)); break;
         case 2: t = dycl::scalar_tensor(std::get<double>(v), dycl::kFloat64); break;
         default: t = dycl::scalar_tensor(std::get<bool>(v)); break;
       }
       if (!t.defined()) throw dycl::Error("output " + std::to_string(tensors.size()) + " is an undefined tensor");
-      // An output that is (a view of) a borrowed input would outlive the caller's buffer: copy it.
+      // The caller owns each output and may write to it: one that is (a view of) a
+      // borrowed input would change the caller's input (`x * 1` simplified away) and
+      // outlive its buffer; one held elsewhere too (a constant of the sub-DNN: one
+      // buffer for every call) or sharing an earlier output's buffer would change
+      // those. Such outputs are copied.
       const DLTensor& dl = *t.GetDLTensorPtr();
       Range r = data_range(dl);
-      for (const Range& b : borrowed) {
-        if (r.begin != r.end && overlaps(r, b)) {
-          bool on_cpu = dl.device.device_type == kDLCPU || dl.device.device_type == kDLCUDAHost;
-          t = on_cpu ? dycl::to_host(t) : dycl::to_device(dycl::to_host(t), dl.device);
-          break;
-        }
+      bool copy = t.use_count() > 1;
+      for (const Range& b : borrowed) copy = copy || (r.begin != r.end && overlaps(r, b));
+      for (const dycl::Tensor& earlier : tensors) {
+        copy = copy || (r.begin != r.end && overlaps(r, data_range(*earlier.GetDLTensorPtr())));
+      }
+      if (copy) {
+        bool on_cpu = dl.device.device_type == kDLCPU || dl.device.device_type == kDLCUDAHost;
+        t = on_cpu ? dycl::to_host(t) : dycl::to_device(dycl::to_host(t), dl.device);
       }
       tensors.push_back(std::move(t));
     }

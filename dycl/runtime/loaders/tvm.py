@@ -54,20 +54,45 @@ def load(path: str, target: dict[str, Any]) -> Callable[..., list[Any]]:
             return array[i]
 
     arity: list[int] = []  # a Relax function returns as many outputs on every call
-    shared: list[int] = []  # outputs that are another output's buffer (a dropped clone), copied
+    # Outputs that are not buffers of their own, copied on every call: another
+    # output's (a dropped clone), an input's (`x * 1` simplified away) or a constant
+    # of the module (`torch.zeros(3)`: one buffer for every call). Eager gives each
+    # a tensor of its own, which the caller or a fallback region may update in place.
+    shared: list[int] = []
+    first: list[list[Any]] = []  # the first call's outputs, held until the second
 
     def run(*args):
-        out = main(*[convert(a) for a in args])
+        inputs = [convert(a) for a in args]
+        out = main(*inputs)
         if isinstance(out, native):
-            return [out]
-        if not arity:
-            arity.append(len(out))
-            ptrs = [get_item(out, i).data_ptr() for i in range(arity[0])]
-            shared.extend(k for k, p in enumerate(ptrs) if p in ptrs[:k])
-        got = [get_item(out, i) for i in range(arity[0])]
+            out = [out]
+            get = list.__getitem__
+        else:
+            get = get_item
+        if len(first) < 2:
+            return _learn([get(out, i) for i in range(len(out))], inputs)
+        got = [get(out, i) for i in range(arity[0])]
         for k in shared:
             got[k] = got[k].copyto(dev)
         return got
+
+    def _learn(got: list[Any], inputs: list[Any]) -> list[Any]:
+        """The first two calls copy every output and find the shared ones: a
+        constant has the same buffer on both calls (the first's still held, so
+        a fresh one cannot reuse its memory)."""
+        ptrs = [g.data_ptr() for g in got]
+        if not first:
+            arity.append(len(got))
+            held = {a.data_ptr() for a in inputs}
+            shared.extend(k for k, p in enumerate(ptrs) if p in ptrs[:k] or p in held)
+            first.append(got)
+        else:
+            shared.extend(k for k, p in enumerate(ptrs)
+                          if k not in shared and p == first[0][k].data_ptr())
+            shared.sort()
+            first[0] = []
+            first.append([])
+        return [g.copyto(dev) for g in got]
 
     return run
 
