@@ -22,7 +22,7 @@ _HOST_WRAPPERS = ("torch.return_types.", "builtins.dict")
 
 
 @functools.lru_cache(maxsize=None)
-def _builds_python_object(target: str) -> bool:
+def builds_python_object(target: str) -> bool:
     """A call of a Python class that is not torch's (a namedtuple, a dataclass, an
     OrderedDict): it packs results into eager's object, so it runs on the host."""
     if target.startswith(("torch.", "builtins.", "_operator.", "math.")):
@@ -68,7 +68,7 @@ def classify(op: Operation) -> str:
     if isinstance(op, d.ParamOp):
         return TENSOR
     if isinstance(op, d.CallFunctionOp) and (op.target.data.startswith(_HOST_WRAPPERS)
-                                             or _builds_python_object(op.target.data)
+                                             or builds_python_object(op.target.data)
                                              or (op.result.type == d.PYOBJ and op.target.data.startswith(
                                                  "_operator.") and not all(is_static_value(v) for v in op.operands))):
         # tuple + tuple of run-time values: host plumbing (of constants, `x.size()[:-1] + (h, d)`: known)

@@ -146,7 +146,8 @@ def print_explain(cm: Any) -> None:
     regions = cm.fallbacks
     print(f"fallback regions (run as Python): {len(regions)}")
     for r in regions:
-        print(f"  {r['loc']}: {r['construct']} -- {r['reason']} ({100 * r['tensor_op_share']:.0f}% of tensor calls)")
+        copies = f", {r['copies']} copies" if r.get("copies", 1) > 1 else ""
+        print(f"  {r['loc']}: {r['construct']} -- {r['reason']} ({100 * r['tensor_op_share']:.0f}% of tensor calls{copies})")
     for attempt in getattr(cm.report, "fallback_attempts", []):
         print(f"  widened after: {attempt}")
 

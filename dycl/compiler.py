@@ -500,28 +500,31 @@ def warn_fallbacks(records: list[dict[str, Any]]) -> None:
 
     from dycl.diagnostics import FallbackWarning
 
-    where = ", ".join(f"{r['loc']} ({r['construct']})" for r in records[:6]) + (", ..." if len(records) > 6 else "")
-    n = len(records)
+    where = ", ".join(f"{r['loc']} ({r['construct']}{', x%d' % r['copies'] if r['copies'] > 1 else ''})"
+                      for r in records[:6]) + (", ..." if len(records) > 6 else "")
+    n = sum(r["copies"] for r in records)
     warnings.warn(f"dycl: {n} region{'s' if n > 1 else ''} run{'' if n > 1 else 's'} as Python: {where} "
                   "(cm.fallbacks or `dycl compile --explain` says why)", FallbackWarning, stacklevel=3)
 
 
 def fallback_records(module: ModuleOp) -> list[dict[str, Any]]:
-    """Each fallback region: where, what, why, and its share of the tensor calls
-    (calls in its code against the tensor ops compiled into sub-DNNs)."""
+    """Each fallback region's code: where, what, why, in how many copies (one per
+    unrolled iteration or path), and its share of the tensor calls (calls in its
+    copies against the tensor ops compiled into sub-DNNs)."""
     import ast
 
     compiled = sum(1 for op in module.walk() if isinstance(op, d.TENSOR_OPS) and _in_subgraph(op))
-    records = []
+    calls: dict[tuple[str, str, str], int] = {}
+    copies: dict[tuple[str, str, str], int] = {}
     for op in module.walk():
         if not isinstance(op, d.PyRegionOp):
             continue
-        calls = sum(isinstance(n, ast.Call) for n in ast.walk(ast.parse(op.code.data)))
-        records.append({
-            "loc": op.loc.data, "construct": op.construct.data, "reason": op.reason.data,
-            "tensor_op_share": round(calls / max(1, calls + compiled), 3),
-        })
-    return records
+        key = (op.loc.data, op.construct.data, op.reason.data)
+        calls[key] = calls.get(key, 0) + sum(isinstance(n, ast.Call) for n in ast.walk(ast.parse(op.code.data)))
+        copies[key] = copies.get(key, 0) + 1
+    return [{"loc": loc, "construct": construct, "reason": reason, "copies": copies[k],
+             "tensor_op_share": round(calls[k] / max(1, calls[k] + compiled), 3)}
+            for k in calls for loc, construct, reason in [k]]
 
 
 def _in_subgraph(op: Any) -> bool:

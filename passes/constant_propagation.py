@@ -19,6 +19,7 @@ from xdsl.dialects.builtin import (
     NoneAttr,
     StringAttr,
     TensorType,
+    TupleType,
     f64,
     i1,
     i64,
@@ -119,6 +120,14 @@ class FoldPureCall(RewritePattern):
             name = constant_of(op.operands[1])
             if isinstance(name, str) and isinstance(value := getattr(info, name, None), (int, float)):
                 _replace_with_value(op, value, rewriter)  # torch.finfo(dtype).min
+            return
+        if target == "builtins.len" and len(op.operands) == 1 and isinstance(t := op.operands[0].type, TensorType):
+            n = _shape_value(t, 0) if t.get_shape() else _NO_VALUE  # (len() of a 0-d tensor raises)
+            if isinstance(n, int):
+                _replace_with_value(op, n, rewriter)  # len(x): its first dimension, if static
+            return
+        if target == "builtins.len" and len(op.operands) == 1 and isinstance(t := op.operands[0].type, TupleType):
+            _replace_with_value(op, len(t.types), rewriter)  # a tuple's length is in its type
             return
         if not (target.startswith(_FOLDABLE_MODULES) or target in _FOLDABLE_BUILTINS):
             return

@@ -4,6 +4,9 @@ check's small random probes never crossed the model's threshold)."""
 
 from __future__ import annotations
 
+import collections
+import dataclasses
+
 import pytest
 import torch
 from torch import nn
@@ -120,6 +123,112 @@ def test_a_clone_is_its_own_tensor(backend):
         assert torch.equal(got, want)
 
 
+class HandsOutBuffers(nn.Module):
+    """`x * 1` is simplified to the input and `torch.zeros` to a constant buffer of
+    the built sub-DNN: TVM returned the caller's input and one buffer on every call."""
+
+    def forward(self, x):
+        if x.sum() > 0:
+            return x * 1, torch.zeros(3)
+        return x + 0, torch.ones(3)
+
+
+class UpdatesAFreshZeros(nn.Module):
+    def forward(self, x):
+        a = torch.zeros(3)
+        b = a  # two names: the update runs as Python, in place
+        if x[0] > 0:
+            a = a - 1
+        a += x
+        return a, b
+
+
+@pytest.mark.parametrize("backend", ["tvm", "onnxruntime", "torch"])
+def test_outputs_and_constants_are_tensors_of_their_own(backend):
+    cm = dycl.compile(HandsOutBuffers(), (torch.tensor([1.0, 2.0, 3.0]),), backend=backend)
+    for x0 in ([1.0, 2.0, 3.0], [-1.0, -2.0, -3.0]):
+        for _ in range(3):  # (the first two calls and the ones after)
+            x = torch.tensor(x0)
+            out = cm(x)
+            out[0].add_(100)
+            out[1].add_(5)
+            assert x.tolist() == x0
+            assert torch.equal(cm(torch.tensor(x0))[1], HandsOutBuffers()(torch.tensor(x0))[1])
+    model = UpdatesAFreshZeros()
+    cm = dycl.compile(model, (torch.tensor([1.0, 2.0, 3.0]),), backend=backend)
+    x = torch.tensor([-1.0, -2.0, 3.0])
+    for _ in range(3):
+        for got, want in zip(cm(x), model(x)):
+            assert torch.equal(got, want)
+
+
+class HostConversions(nn.Module):
+    def forward(self, x):
+        n = int(x.sum())
+        b = bool(x.sum() > 0)
+        return float(n), float(max(n, 0)), int(b), float(int(x.sum().item()))
+
+
+class LenOnOnePath(nn.Module):
+    def forward(self, x):
+        if x.sum() > 5:
+            return x, 0
+        return -x, len(x)
+
+
+@pytest.mark.parametrize("backend", ["tvm", "onnxruntime"])
+def test_host_scalars_keep_python_types(backend):
+    """float(n) of a host int is a float and int(b) of a bool an int (both were
+    dropped as reads); len(x) computed in a sub-DNN came back a 0-d tensor."""
+    x = torch.tensor([1.0, 2.0, 3.0])
+    cm = dycl.compile(HostConversions(), (x,), backend=backend)
+    for v in (x, -x, x * 0.3):
+        got, want = cm(v), HostConversions()(v)
+        assert got == want and [type(g) for g in got] == [type(w) for w in want]
+    cm = dycl.compile(LenOnOnePath(), (x,), backend=backend)
+    for v in (x, -x):
+        got, want = cm(v)[1], LenOnOnePath()(v)[1]
+        assert got == want and type(got) is int
+
+
+class ModelOutput(collections.OrderedDict):
+    """HF's shape: a dict whose __post_init__ copies the dataclass fields into keys."""
+
+    def __post_init__(self):
+        for f in dataclasses.fields(self):
+            if getattr(self, f.name) is not None:
+                self[f.name] = getattr(self, f.name)
+
+
+@dataclasses.dataclass
+class LogitsOutput(ModelOutput):
+    logits: torch.Tensor = None
+    scale: torch.Tensor = None
+
+
+class ReturnsModelOutput(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(4, 3)
+
+    def forward(self, x):
+        y = self.fc(x)
+        return LogitsOutput(logits=y, scale=y.abs().sum()), y
+
+
+@pytest.mark.parametrize("backend", ["tvm", "onnxruntime"])
+def test_output_objects_hold_torch_tensors_as_attributes_and_keys(backend):
+    """An OrderedDict dataclass held TVM tensors in its attributes (its keys were converted)."""
+    torch.manual_seed(0)
+    model = ReturnsModelOutput().eval()
+    x = torch.randn(2, 4)
+    cm = dycl.compile(model, (x,), backend=backend)
+    out, y = cm(x)
+    assert type(out.logits) is torch.Tensor and type(out["scale"]) is torch.Tensor
+    assert out.logits is out["logits"] is y  # one tensor, as in eager
+    assert torch.allclose(out.logits, model(x)[0].logits)
+
+
 class HeadsAttention(nn.Module):
     """HF-style `transpose_for_scores`: `x.view(*(x.size()[:-1] + (h, d)))`, and
     `.permute(...).contiguous().view(...)` back (the contiguous was dropped as an
@@ -210,3 +319,83 @@ def test_inputs_eager_rejects_raise_eagers_exception():
     with pytest.raises(AssertionError, match="need 2D"):
         cm(torch.randn(1, 1, 4))
     assert model.calls == 1  # as eager: counted, then the assert
+
+
+class Base(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(4, 4)
+
+    def forward(self, x):
+        return self.fc(x)
+
+
+class Derived(Base):
+    def __init__(self):
+        super().__init__()
+        self.calls = 0
+
+    def forward(self, x):
+        h = super().forward(x)
+        if h.sum() > 0:
+            return h * 2
+        return super(Derived, self).forward(h)
+
+
+class DerivedWithState(Base):
+    def __init__(self):
+        super().__init__()
+        self.calls = 0
+
+    def forward(self, x):
+        self.calls += 1
+        return super().forward(x) * self.calls  # a read of state: this statement runs as Python
+
+
+def test_super_calls_the_parent_method():
+    """`super().forward(x)` was a call of super() with no __class__ cell: the whole
+    forward ran as eager, and in a fallback region every call raised."""
+    torch.manual_seed(0)
+    model = Derived().eval()
+    cm = dycl.compile(model, (torch.randn(2, 4),), fallback="error")
+    for s in (1.0, -1.0, 10.0):
+        x = torch.randn(2, 4) * s
+        assert torch.allclose(cm(x), model(x))
+    model = DerivedWithState().eval()
+    reference = DerivedWithState().eval()
+    reference.load_state_dict(model.state_dict())
+    cm = dycl.compile(model, (torch.randn(2, 4),))
+    assert cm.fallbacks and all("super" not in f["reason"] for f in cm.fallbacks)
+    for _ in range(3):
+        x = torch.randn(2, 4)
+        assert torch.allclose(cm(x), reference(x)) and model.calls == reference.calls
+
+
+class HiddenStatesAfterBreak(nn.Module):
+    """HF's `all_hidden_states = all_hidden_states + (h,)` in a loop that may break,
+    once more after it, then `len()`: len of a tuple went into the sub-DNN as a
+    tensor size, every backend failed and the whole forward ran as eager."""
+
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(8, 8)
+
+    def forward(self, x):
+        hs = ()
+        for _ in range(3):
+            hs = hs + (x,)
+            x = torch.tanh(self.fc(x))
+            if x.abs().mean() > 0.9:
+                break
+        hs = hs + (x,)
+        return x, len(hs) - 1
+
+
+def test_len_of_a_tuple_built_on_each_path():
+    torch.manual_seed(0)
+    model = HiddenStatesAfterBreak().eval()
+    cm = dycl.compile(model, (torch.randn(2, 8),), fallback="error")
+    for s in (1.0, 100.0):
+        x = torch.randn(2, 8) * s
+        got, want = cm(x), model(x)
+        assert got[1] == want[1] and type(got[1]) is int and torch.allclose(got[0], want[0])

@@ -150,7 +150,7 @@ def compile_dycl(model: torch.nn.Module, inputs: list[torch.Tensor], backend: st
             fallbacks=list(report.fallbacks),
         )
     info["subgraph_backends"] = dict(Counter(s["backend"] for s in cm.subgraphs.values()))
-    info["regions_as_python"] = len(cm.fallbacks)
+    info["regions_as_python"] = sum(r["copies"] for r in cm.fallbacks)
     info["tensor_ops_compiled"] = compiled_share(cm)
     return cm, info
 

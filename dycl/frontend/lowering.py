@@ -69,6 +69,7 @@ from dycl.frontend.values import (
     PathDependent,
     SeqVal,
     Static,
+    SuperRef,
     Value,
     copy_env,
     is_leaf_module,
@@ -1034,6 +1035,8 @@ class Lowerer(LoopLowering, RegionLowering, ContainerLowering, FunctionLowering,
             self.folded_names[name] = f"{loc.file.rsplit('/', 1)[-1]}:{loc.line}:{loc.col}"
 
     def _attribute(self, base: Value, attr: str, node: ast.AST) -> Value:
+        if isinstance(base, SuperRef):
+            return MethodRef(base, attr)
         if isinstance(base, ModuleRef):
             m = base.module
             if attr in m._modules:
@@ -1388,6 +1391,8 @@ class Lowerer(LoopLowering, RegionLowering, ContainerLowering, FunctionLowering,
             me = scope.env.get(fdef.args.args[0].arg) if isinstance(fdef, ast.FunctionDef) and fdef.args.args else None
             if isinstance(me, ExceptionVal):
                 return self.exception_super_init(me, [self.expr(a, scope) for a in e.args])
+        if isinstance(e.func, ast.Name) and e.func.id == "super" and "super" not in scope.env:
+            return self._super(e, scope)
         fn = self.expr(e.func, scope)
         args: list[Value] = []
         for a in e.args:
@@ -1413,6 +1418,22 @@ class Lowerer(LoopLowering, RegionLowering, ContainerLowering, FunctionLowering,
             else:
                 kwargs[k.arg] = self.expr(k.value, scope)
         return self.call_value(fn, args, kwargs, e, scope)
+
+    def _super(self, e: ast.Call, scope: _Scope) -> Value:
+        """`super()` in a method of a module (the class is the method's `__class__`
+        cell, the instance its first parameter), or `super(cls, self)`."""
+        assert self.fn is not None
+        if e.args:
+            args = [self.expr(a, scope) for a in e.args]
+            cls = args[0].obj if len(args) == 2 and isinstance(args[0], (GlobalRef, StaticObject)) else None
+            me = args[1] if len(args) == 2 else None
+        else:
+            fdef = self.fn.tree.body[0] if self.fn.tree is not None else None  # type: ignore[attr-defined]
+            first = fdef.args.args[0].arg if isinstance(fdef, ast.FunctionDef) and fdef.args.args else None
+            cls, me = self.fn.closure.get("__class__"), scope.env.get(first) if first else None
+        if not (isinstance(cls, type) and isinstance(me, ModuleRef) and isinstance(me.module, cls)):
+            raise self.unsupported(e, "super() outside a method of a module")
+        return SuperRef(me, cls)
 
     def call_value(self, fn: Value, args: list[Value], kwargs: dict[str, Value], e: ast.AST, scope: _Scope) -> Value:
         self._call_scopes.append(scope)  # where an inlined callee's module state comes from and goes back to
@@ -1508,6 +1529,13 @@ class Lowerer(LoopLowering, RegionLowering, ContainerLowering, FunctionLowering,
 
     def _call_method(self, mref: MethodRef, args: list[Value], kwargs: dict[str, Value], node: ast.Call) -> Value:
         recv = mref.receiver
+        if isinstance(recv, SuperRef):
+            method = getattr(super(recv.cls, recv.receiver.module), mref.name, None)
+            if not inspect.ismethod(method):
+                raise self.unsupported(node, f"super().{mref.name}, which is not a method")
+            if (method.__module__ or "").startswith("torch."):
+                raise self.unsupported(node, f"super().{mref.name} into torch's own {type(method.__self__).__name__}")
+            return self._inline(method.__func__, recv.receiver, args, kwargs, node)
         if isinstance(recv, ModuleRef):
             if mref.name == "forward":
                 return self._call_module(recv, args, kwargs, node)
@@ -1669,7 +1697,11 @@ class Lowerer(LoopLowering, RegionLowering, ContainerLowering, FunctionLowering,
     def _convert_scalar(self, kind: type, v: Value, node: ast.AST) -> SSAValue:
         if kind is bool:
             return self.to_bool(v, node)
-        return self._item(v, node, i64 if kind is int else f64)
+        want = i64 if kind is int else f64
+        if isinstance(v, SSAValue) and v.type in (i64, f64, i1) and v.type != want:
+            # float(n) of a host int is a float (7.0), int(b) of a bool an int: a conversion, not a read
+            return self.call_function(f"builtins.{kind.__name__}", [v], {}, node)
+        return self._item(v, node, want)
 
     def _as_sequence(self, v: Value, node: ast.AST) -> list[Value]:
         items = self.iter_items(v, node)

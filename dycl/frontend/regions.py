@@ -20,6 +20,7 @@ reads of them left to the host (see `Lowerer.dirty_attrs`).
 from __future__ import annotations
 
 import ast
+import copy
 import inspect
 import math
 import textwrap
@@ -238,6 +239,16 @@ class RegionLowering:
         if is_synthetic(stmts):
             raise Widen(error)
         loads, stores = names_of(stmts)
+        # Zero-argument super() needs the `__class__` cell a method has and the region's
+        # function has not: it is given the class and the instance explicitly.
+        fdef = self.fn.tree.body[0] if self.fn.tree is not None else None  # type: ignore[attr-defined]
+        first = fdef.args.args[0].arg if isinstance(fdef, ast.FunctionDef) and fdef.args.args else None
+        code_stmts = stmts
+        if uses_bare_super(stmts):
+            if first is None or "__class__" not in self.fn.closure:
+                raise Widen(error)
+            loads = loads | {first}
+            code_stmts = [_ExplicitSuper(first).visit(copy.deepcopy(st)) for st in stmts]
         envs = [scope.env] + [sc.env for sc in self._caller_scopes]
         mutated = mutated_names(stmts, scope.env) & set(scope.env)
         operands: list[SSAValue] = []
@@ -266,6 +277,15 @@ class RegionLowering:
                 if expr is None:
                     raise Widen(error)
                 prelude.append(f"{name} = {expr}")
+        if code_stmts is not stmts:  # super(): the method's class, bound first
+            try:
+                expr = self.region_capture(self._global(self.fn.closure["__class__"], "__class__", node),
+                                           operands, params)
+            except FrontendError:
+                expr = None
+            if expr is None:
+                raise Widen(error)
+            prelude.append(f"__dycl_class = {expr}")
         # An in-place update must reach every name sharing the storage: names holding
         # the same value are rebound below; a view elsewhere cannot be, so widen.
         updated: list[tuple[str, SSAValue]] = []
@@ -291,7 +311,7 @@ class RegionLowering:
         lists = [n for n in sorted(mutated) if isinstance(v := scope.env[n], SeqVal) and (v.is_list or isinstance(v, DictVal))]
         self.note_attribute_writes(stmts, scope)
         outs = [] if tail else sorted(self._live_after(stmts, stores) | {n for n, _ in updated} | set(lists))
-        code = self._region_code(stmts, params, prelude, None if tail else outs)
+        code = self._region_code(code_stmts, params, prelude, None if tail else outs)
         loc = self._loc(node)
         where = f"{loc.file.rsplit('/', 1)[-1]}:{loc.line}:{loc.col}"
         construct = construct_of(stmts[0]) if len(stmts) == 1 or not tail else f"{construct_of(stmts[0])} to the end of {self.fn.qualname}"
@@ -510,3 +530,21 @@ def is_leaf(m: nn.Module) -> bool:
     from dycl.frontend.values import is_leaf_module
 
     return is_leaf_module(m)
+
+
+def uses_bare_super(stmts: list[ast.stmt]) -> bool:
+    return any(isinstance(n, ast.Call) and isinstance(n.func, ast.Name) and n.func.id == "super" and not n.args
+               for st in stmts for n in ast.walk(st))
+
+
+class _ExplicitSuper(ast.NodeTransformer):
+    """`super()` → `super(__dycl_class, self)`."""
+
+    def __init__(self, first: str):
+        self.first = first
+
+    def visit_Call(self, node: ast.Call) -> ast.AST:
+        self.generic_visit(node)
+        if isinstance(node.func, ast.Name) and node.func.id == "super" and not node.args:
+            node.args = [ast.Name("__dycl_class", ast.Load()), ast.Name(self.first, ast.Load())]
+        return node

@@ -65,6 +65,15 @@ class GlobalRef:
 
 
 @dataclass(frozen=True)
+class SuperRef:
+    """`super()` (or `super(cls, self)`) in a method of a module: attributes are
+    looked up after `cls` in the module's class hierarchy."""
+
+    receiver: ModuleRef
+    cls: type
+
+
+@dataclass(frozen=True)
 class MethodRef:
     """`receiver.name` not yet called: a tensor method or a helper method of a module."""
 

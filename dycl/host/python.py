@@ -19,6 +19,7 @@ from xdsl.dialects import arith, func
 from xdsl.dialects.builtin import ModuleOp, TensorType, TupleType
 from xdsl.ir import Attribute, Block, Operation, SSAValue
 
+from dycl.classify import builds_python_object
 from dycl.diagnostics import PassError
 from dycl.dialects import dycl as d
 from dycl.host.scalar_exprs import python_expr
@@ -109,14 +110,24 @@ class PythonHostEmitter:
                 args = ", ".join(f"_dense({self.name(a)})" if _from_python(a) else self.name(a) for a in op.args)
                 call = f"rt.{op.callee.root_reference.data}({args})"
                 self.emit(f"{lhs} = {call}" if op.res else call, depth)
+                for r in op.res:  # a host scalar computed in the sub-DNN (len(x)) comes back a 0-d tensor
+                    if (conv := _SCALAR_READS.get(str(r.type))) is not None:
+                        self.emit(f"{n(r)} = {conv}(_item({n(r)}))", depth)
             case d.ToBoolOp():
                 self.emit(f"{n(op.result)} = _to_bool({n(op.input)})", depth)
             case d.ItemOp():
-                conv = {"i64": "int", "f64": "float", "i1": "bool"}.get(str(op.result.type), "")
+                conv = _SCALAR_READS.get(str(op.result.type), "")
                 self.emit(f"{n(op.result)} = {conv}(_item({n(op.input)}))", depth)
             case d.CallFunctionOp():
                 module, _, fname = op.target.data.rpartition(".")
                 self.imports.add(module)
+                if builds_python_object(op.target.data):
+                    # The model's own class (an HF ModelOutput) keeps what it is given, and
+                    # its __post_init__ may use it: torch tensors, as in eager (converted in
+                    # place, so the same tensor elsewhere stays one object).
+                    for v in dict.fromkeys(v for v in op.operands if d.contains_tensor_type(v.type)):
+                        self.host_torch = True
+                        self.emit(f"{n(v)} = _t({n(v)})", depth)
                 self.emit(f"{n(op.result)} = {module}.{fname}({self.call_args(op)})", depth)
             case d.CallMethodOp():
                 pos, kw = op.positional_and_keyword()
@@ -222,6 +233,10 @@ class PythonHostEmitter:
             self.host_torch = True
             return f"_t({self.name(v)})"
         return self.name(v)
+
+
+# Host scalar types, and the Python conversion that reads each off a 0-d tensor.
+_SCALAR_READS = {"i64": "int", "f64": "float", "i1": "bool"}
 
 
 def _from_python(v: SSAValue) -> bool:
