@@ -23,7 +23,7 @@ from xdsl.dialects.builtin import ArrayAttr, ModuleOp, StringAttr
 from xdsl.passes import ModulePass
 
 from dycl.runtime.artifact import seal
-from dycl.diagnostics import DyclError, FrontendError
+from dycl.diagnostics import DyclError, FrontendError, SourceLoc
 from dycl.backends.base import POLICIES, BuildOptions, Target, get_backend
 from dycl.dialects import dycl as d
 from dycl.frontend.lowering import FOLDED_ATTR, lower_module
@@ -98,7 +98,8 @@ def run_pipeline(module: ModuleOp, passes: Sequence[ModulePass], report: Compile
 def lower_and_optimize(model: nn.Module, inputs: Sequence[torch.Tensor], pipeline: str = "dycl-default",
                        report: CompileReport | None = None, model_key: str | None = None,
                        fallback: str = "none", dumper: IrDumper | None = None, reason: str = "",
-                       cut_data_dependent: bool = False, signature: Signature | None = None) -> ModuleOp:
+                       cut_data_dependent: bool = False, signature: Signature | None = None,
+                       as_python: dict[SourceLoc, str] | None = None) -> ModuleOp:
     from dycl.passes.pipelines import pipeline_passes
 
     start = time.perf_counter()
@@ -108,7 +109,7 @@ def lower_and_optimize(model: nn.Module, inputs: Sequence[torch.Tensor], pipelin
         report.import_seconds = time.perf_counter() - start
     start = time.perf_counter()
     module = lower_module(model, inputs, model_key or register_live(model), fallback=fallback, reason=reason,
-                          signature=signature)
+                          signature=signature, as_python=as_python)
     if report is not None:
         report.frontend_seconds = time.perf_counter() - start
     if dumper:
@@ -322,13 +323,16 @@ def compile(
             raise OutputError(f"cannot write the artifact '{final}': {e.strerror or e}") from None
     tiers = FALLBACK_TIERS if fallback == "python" else ("none",)
     attempts: list[str] = []
-    for k, tier in enumerate(tiers):
+    as_python: dict[SourceLoc, str] = {}  # where passes or backends failed: those statements run as Python
+    k = 0
+    while k < len(tiers):
+        tier = tiers[k]
         report = CompileReport()
         dumper = IrDumper(wanted, report.ir_dumps, on_ir)
         try:
             module = lower_and_optimize(model, inputs, pipeline, report, model_key, tier, dumper,
                                         reason=attempts[0].split(": ", 1)[1] if attempts else "",
-                                        cut_data_dependent=cut, signature=sig)
+                                        cut_data_dependent=cut, signature=sig, as_python=as_python)
             chosen = backend
             if backend in POLICIES:
                 choose_backends(module, tgt, report, backend, dumper)
@@ -346,6 +350,10 @@ def compile(
             # Compile more of the model as Python (never a wrong answer, only slower).
             message = e.format().splitlines()[0] if isinstance(e, DyclError) else f"{type(e).__name__}: {e}"
             attempts.append(f"{tier}: {message}")
+            if tier == "statement" and _in_model_code(e) and e.loc not in as_python and len(as_python) < 8:
+                as_python[e.loc] = e.message  # that statement alone, next time
+                continue
+            k += 1
     report.fallback_attempts = attempts
     if host == "cpp":
         try:
@@ -493,6 +501,17 @@ def _check_raises_too(out: Path, module: Any, report: CompileReport, model: nn.M
 def _is_input_error(e: BaseException) -> bool:
     """Errors about the example inputs or the declared signature: no fallback makes them right."""
     return (isinstance(e, FrontendError) and "example input" in e.message) or isinstance(e, SymbolicDimsError)
+
+
+def _in_model_code(e: BaseException) -> bool:
+    """A failure after translation located in the model's source (a pass or a
+    backend on one expression), which running that statement as Python avoids."""
+    import dycl
+
+    if not (isinstance(e, DyclError) and not isinstance(e, (FrontendError, InputError)) and e.loc is not None):
+        return False
+    file = str(Path(e.loc.file).resolve())
+    return not any(file.startswith(str(Path(pkg.__file__).parent.resolve())) for pkg in (dycl, torch))
 
 
 def warn_fallbacks(records: list[dict[str, Any]]) -> None:

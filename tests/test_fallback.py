@@ -322,3 +322,35 @@ def test_the_manifest_lists_the_config_attributes_folded_in(tmp_path):
     # read through an inherited helper, with getattr, and through nested objects
     assert {"config.is_decoder", "config.scale", "config.act", "opts.threshold", "table"} <= names, folded
     assert all(f.split(" @ ")[1].startswith("fallbacks.py:") for f in folded), folded
+
+
+class EntropyExit(torch.nn.Module):
+    """torch.distributions validates its argument with a data-dependent check, which
+    shape inference cannot trace: that statement alone runs as Python (the whole
+    forward did), the rest is compiled."""
+
+    def __init__(self):
+        super().__init__()
+        self.a, self.b = torch.nn.Linear(8, 8), torch.nn.Linear(8, 8)
+        self.h1, self.h2 = torch.nn.Linear(8, 4), torch.nn.Linear(8, 4)
+
+    def forward(self, x):
+        h = torch.relu(self.a(x))
+        logits = self.h1(h)
+        ent = torch.distributions.Categorical(logits=logits).entropy()
+        if ent.max() < 1.0:
+            return logits
+        return self.h2(torch.relu(self.b(h)))
+
+
+def test_a_statement_a_pass_fails_on_runs_as_python_alone():
+    torch.manual_seed(0)
+    model = EntropyExit().eval()
+    cm = dycl.compile(model, [torch.randn(1, 8)], backend="torch")
+    assert [(r["construct"], r["loc"].split(":")[1]) for r in cm.fallbacks] == [
+        ("assignment", str(EntropyExit.forward.__code__.co_firstlineno + 3))], cm.fallbacks
+    assert "shape inference failed" in cm.fallbacks[0]["reason"]
+    assert len(cm.subgraphs) >= 2  # the layers around it are compiled
+    for s in (0.1, 10.0, 100.0):
+        x = torch.randn(1, 8) * s
+        assert torch.allclose(cm(x), model(x))

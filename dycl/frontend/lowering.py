@@ -17,7 +17,8 @@ import math
 import operator
 import re
 import textwrap
-from collections.abc import Callable, Iterator, Sequence
+import types
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
@@ -218,10 +219,13 @@ class Lowerer(LoopLowering, RegionLowering, ContainerLowering, FunctionLowering,
 
     def __init__(self, model: nn.Module, example_inputs: Sequence[Any], model_key: str | None = None,
                  max_iterations: int | None = None, fallback: str = "none",
-                 dirty_attrs: set[tuple[int, str]] | None = None, signature: Signature | None = None):
+                 dirty_attrs: set[tuple[int, str]] | None = None, signature: Signature | None = None,
+                 as_python: Mapping[SourceLoc, str] | None = None):
         self.model = model
         self.signature = signature
         self.fallback = fallback
+        # Where a pass or backend failed on a translated expression: its statement runs as Python.
+        self.as_python = as_python or {}
         self.dirty_attrs = dirty_attrs or set()
         self.written_attrs: set[tuple[int, str]] = set()
         self.folded_attrs: dict[tuple[int, str], str] = {}
@@ -473,6 +477,8 @@ class Lowerer(LoopLowering, RegionLowering, ContainerLowering, FunctionLowering,
                 continue
             checkpoints.append((_snapshot([scope, *self._caller_scopes]), self._mark(), self.emitted))
             try:
+                if self.as_python and (failed := self._failed_in_compiled_code(s)) is not None:
+                    raise failed
                 if self._lower_stmt(s, stmts, i, scope):
                     return
                 continue
@@ -484,6 +490,20 @@ class Lowerer(LoopLowering, RegionLowering, ContainerLowering, FunctionLowering,
             self._restore(checkpoints[i])
             if self._region_at(stmts, i, scope, error, top, checkpoints):
                 return
+
+    def _failed_in_compiled_code(self, s: ast.stmt) -> FrontendError | None:
+        """The error to run `s` as Python with, where an expression of it (of its
+        header, for a compound statement: the body's statements are checked one by
+        one) is one a pass or a backend failed on."""
+        header: list[ast.AST] = {ast.If: lambda: [s.test], ast.While: lambda: [s.test],  # type: ignore[attr-defined]
+                                 ast.For: lambda: [s.target, s.iter],  # type: ignore[attr-defined]
+                                 ast.With: lambda: list(s.items),  # type: ignore[attr-defined]
+                                 ast.Try: lambda: []}.get(type(s), lambda: [s])()
+        for part in header:
+            for n in ast.walk(part):
+                if hasattr(n, "lineno") and (why := self.as_python.get(self._loc(n))) is not None:
+                    return self.error(n, f"compiling it failed after translation ({why})")
+        return None
 
     def _lower_stmt(self, s: ast.stmt, stmts: list[ast.stmt], i: int, scope: _Scope) -> bool:
         """Lower one statement; True if it also consumed the statements after it."""
@@ -1564,6 +1584,10 @@ class Lowerer(LoopLowering, RegionLowering, ContainerLowering, FunctionLowering,
             if isinstance(recv.value, (list, dict, set)) and mref.name in MUTATING_METHODS:
                 raise self.unsupported(node, f"'{mref.name}' on a Python container held by the model (mutable state)")
             if all(isinstance(a, Static) for a in args) and all(isinstance(v, Static) for v in kwargs.values()):
+                if not _pure_receiver(recv.value):
+                    # logger.warning(...), warnings.warn(...): an effect each call has, not a value
+                    raise self.unsupported(node, f"method '{mref.name}' of a {type(recv.value).__name__} object "
+                                                 "(it may have effects each call)")
                 return Static(getattr(recv.value, mref.name)(
                     *(a.value for a in args), **{k: v.value for k, v in kwargs.items()}))  # type: ignore[union-attr]
             if self.loop_depth:
@@ -1680,7 +1704,8 @@ class Lowerer(LoopLowering, RegionLowering, ContainerLowering, FunctionLowering,
                 return Static(cls.obj is torch.Tensor)
             if isinstance(v, (StaticObject, ModuleRef)) and isinstance(cls, GlobalRef):
                 return Static(isinstance(v.obj if isinstance(v, StaticObject) else v.module, cls.obj))
-        if statics and (obj in PURE_BUILTINS or g.qualname.startswith("math.")):
+        if statics and (obj in PURE_BUILTINS or g.qualname.startswith("math.") or obj is builtins.__import__):
+            # (`__import__('logging')`: the module, whose calls are then the model's own Python)
             return Static(obj(*(a.value for a in args), **{k: v.value for k, v in kwargs.items()}))  # type: ignore[union-attr]
         if obj in (int, float, bool) and len(args) == 1:
             return self._convert_scalar(obj, args[0], node)
@@ -1755,6 +1780,19 @@ def _immutable(x: Any) -> bool:
     return x is None or isinstance(x, (bool, int, float, complex, str, bytes, torch.dtype, torch.Size, range, slice))
 
 
+# Objects whose methods on constant arguments compute values and nothing else, so
+# they may run once at compile time.
+_PURE_TYPES = (str, bytes, int, float, complex, bool, tuple, list, dict, set, frozenset, range, slice,
+               type(None), torch.dtype, torch.device, torch.Size)
+_PURE_MODULES = frozenset({"math", "operator", "string", "itertools", "functools", "numbers"})
+
+
+def _pure_receiver(obj: Any) -> bool:
+    if isinstance(obj, types.ModuleType):
+        return obj.__name__ in _PURE_MODULES
+    return isinstance(obj, _PURE_TYPES) or isinstance(obj, (torch.finfo, torch.iinfo))
+
+
 def _declared_global(fdef: ast.AST) -> set[str]:
     """Names a function declares `global`/`nonlocal` (its nested functions aside)."""
     names: set[str] = set()
@@ -1815,7 +1853,7 @@ def _drop_detached_uses(module: ModuleOp) -> None:
 
 def lower_module(model: nn.Module, example_inputs: Sequence[Any], model_key: str | None = None,
                  max_iterations: int | None = None, fallback: str = "none", reason: str = "",
-                 signature: Signature | None = None) -> ModuleOp:
+                 signature: Signature | None = None, as_python: Mapping[SourceLoc, str] | None = None) -> ModuleOp:
     """Lower `model.forward` (and what it calls) to a dycl module with `@forward`.
 
     `max_iterations` bounds data-dependent `while` loops that carry no
@@ -1830,7 +1868,7 @@ def lower_module(model: nn.Module, example_inputs: Sequence[Any], model_key: str
         return module
     dirty: set[tuple[int, str]] = set()
     for _ in range(16):
-        lowerer = Lowerer(model, example_inputs, model_key, max_iterations, fallback, dirty, signature)
+        lowerer = Lowerer(model, example_inputs, model_key, max_iterations, fallback, dirty, signature, as_python)
         try:
             module = lowerer.lower()
         except Widen as w:

@@ -254,7 +254,8 @@ class RegionLowering:
         operands: list[SSAValue] = []
         params: list[str] = []
         prelude: list[str] = []
-        for name in sorted((loads | stores | mutated) & set(scope.env)):
+        # (`global` names are the module's, read and written there: never handed over.)
+        for name in sorted((loads | stores | mutated) & set(scope.env) - self.fn.declared_global):
             v = scope.env[name]
             if isinstance(v, SSAValue):
                 operands.append(self.for_python(v, node))  # type: ignore[arg-type]
@@ -310,7 +311,8 @@ class RegionLowering:
         # Lists and dicts the region may change in place: it hands back their new contents.
         lists = [n for n in sorted(mutated) if isinstance(v := scope.env[n], SeqVal) and (v.is_list or isinstance(v, DictVal))]
         self.note_attribute_writes(stmts, scope)
-        outs = [] if tail else sorted(self._live_after(stmts, stores) | {n for n, _ in updated} | set(lists))
+        outs = [] if tail else sorted((self._live_after(stmts, stores) | {n for n, _ in updated} | set(lists))
+                                      - self.fn.declared_global)
         code = self._region_code(code_stmts, params, prelude, None if tail else outs)
         loc = self._loc(node)
         where = f"{loc.file.rsplit('/', 1)[-1]}:{loc.line}:{loc.col}"
