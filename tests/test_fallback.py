@@ -354,3 +354,29 @@ def test_a_statement_a_pass_fails_on_runs_as_python_alone():
     for s in (0.1, 10.0, 100.0):
         x = torch.randn(1, 8) * s
         assert torch.allclose(cm(x), model(x))
+
+
+class ReseedsAndChecks(torch.nn.Module):
+    """Calls made for their effect: as ops their unused results were dropped, so the
+    seed was never set and the check never raised."""
+
+    def forward(self, x):
+        torch._assert(x.sum() > -100, "too negative")
+        torch.manual_seed(0)
+        noise = torch.randn(4)
+        if x.sum() > 0:
+            return x + noise
+        return x - noise
+
+
+def test_calls_made_for_their_effect_happen_as_in_eager():
+    model = ReseedsAndChecks()
+    cm = dycl.compile(model, [torch.ones(4)], backend="torch")
+    for x in (torch.ones(4), -torch.ones(4)):
+        torch.manual_seed(5)
+        got, after = cm(x), torch.rand(1)
+        torch.manual_seed(5)
+        want, after_eager = model(x), torch.rand(1)
+        assert torch.equal(got, want) and torch.equal(after, after_eager)
+    with pytest.raises(AssertionError, match="too negative"):
+        cm(torch.full((4,), -100.0))

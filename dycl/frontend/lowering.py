@@ -1717,6 +1717,10 @@ class Lowerer(LoopLowering, RegionLowering, ContainerLowering, FunctionLowering,
             return built
         if inspect.isfunction(obj) and not g.qualname.startswith("torch."):
             return self._inline(obj, None, args, kwargs, node)
+        if g.qualname in _PROCESS_EFFECTS or g.qualname.startswith(_PROCESS_EFFECT_PREFIXES):
+            # Not a value: reseeding, a check that raises, a global setting. As an op its
+            # unused result was dropped (torch.manual_seed, torch._assert never happened).
+            raise self.unsupported(node, f"'{g.qualname}', which acts on the process or raises")
         return self.call_function(g.qualname, args, kwargs, node)
 
     def _convert_scalar(self, kind: type, v: Value, node: ast.AST) -> SSAValue:
@@ -1779,6 +1783,14 @@ def _immutable(x: Any) -> bool:
         return all(_immutable(e) for e in x)
     return x is None or isinstance(x, (bool, int, float, complex, str, bytes, torch.dtype, torch.Size, range, slice))
 
+
+# torch functions called for an effect (random state, checks that raise, global
+# settings): the model's own Python runs them, where eager does.
+_PROCESS_EFFECTS = frozenset({
+    "torch.manual_seed", "torch.seed", "torch.set_rng_state", "torch._assert", "torch._assert_async",
+    "torch._check", "torch._check_value", "torch._check_index", "torch._check_type", "torch._check_is_size",
+    "torch._check_not_implemented", "torch._check_with", "torch.use_deterministic_algorithms"})
+_PROCESS_EFFECT_PREFIXES = ("torch.random.", "torch.cuda.", "torch.backends.", "torch.set_", "torch.autograd.set_")
 
 # Objects whose methods on constant arguments compute values and nothing else, so
 # they may run once at compile time.
