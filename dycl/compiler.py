@@ -8,6 +8,7 @@ import os
 import shutil
 import sys
 import tempfile
+import threading
 import time
 import weakref
 from collections.abc import Callable, Mapping, Sequence
@@ -217,6 +218,9 @@ FALLBACK_TIERS = ("statement", "tail", "whole")
 FALLBACK_MODES = ("python", "error")
 
 
+_BATCH_DYNAMIC = threading.local()  # compile(dynamic=True) trying the batch dimension symbolic
+
+
 def compile(
     model: nn.Module,
     example_inputs: Sequence[torch.Tensor],
@@ -260,7 +264,8 @@ def compile(
     Shapes: `signature="b x 8 x f32, b x i64"` with `dims=["b=1..64"]` (the
     language of dycl/signature.py) compiles one model for every size of the
     named dimensions; `dynamic=True` without a signature makes the first
-    dimension of every input the batch size `b`. `dynamic="auto"` (the default)
+    dimension of every input the batch size `b` (where the model's code needs
+    its value, a warning says so and it compiles as `dynamic="auto"`). `dynamic="auto"` (the default)
     compiles the example shapes and, called with other shapes, compiles a
     specialisation for them on first use (reusing every cached sub-DNN build; at
     most MAX_SPECIALIZATIONS); `dynamic=False` accepts only the example shapes.
@@ -272,6 +277,24 @@ def compile(
     fallback regions, module-state stores or data-dependent sizes): anything else
     is an error listing each such place. The artifact loads in Python as before.
     """
+    params = dict(locals())
+    if dynamic is True and signature is None and not dims and not getattr(_BATCH_DYNAMIC, "trying", False):
+        # dynamic=True asks for one model for every batch size; where torch's code
+        # needs the batch size's value (nn.GRU's checks), each new size compiles on
+        # first use instead (dynamic="auto"): never a refusal, only more compiles.
+        _BATCH_DYNAMIC.trying = True
+        try:
+            return compile(**params)
+        except SymbolicDimsError as e:
+            import warnings
+
+            from dycl.diagnostics import FallbackWarning
+
+            warnings.warn(f"dycl: the batch size cannot stay symbolic ({e.format().splitlines()[0]}); "
+                          "each new input shape compiles on first use (dynamic='auto')", FallbackWarning, stacklevel=2)
+        finally:
+            _BATCH_DYNAMIC.trying = False
+        return compile(**{**params, "dynamic": "auto"})
     from dycl.runtime import CompiledModel
 
     inputs = list(example_inputs)

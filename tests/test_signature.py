@@ -105,7 +105,18 @@ class BatchOne(nn.Module):
 def test_code_that_needs_a_declared_dimension_says_where():
     with pytest.raises(dycl.DyclError, match=r"test_signature.py:\d+:\d+: error: the input dimensions declared "
                                              r"symbolic \(b\) cannot stay symbolic here"):
-        dycl.compile(BatchOne(), [torch.randn(1, 8)], backend="torch", dynamic=True)
+        dycl.compile(BatchOne(), [torch.randn(1, 8)], backend="torch", signature="b x 8 x f32", dims=["b=1..8"])
+
+
+def test_dynamic_true_specialises_where_the_batch_size_is_needed():
+    """dynamic=True is asked for; where the code needs the batch size's value, a
+    warning says where, and each size compiles on first use (no refusal)."""
+    model = BatchOne()
+    with pytest.warns(dycl.FallbackWarning, match=r"test_signature.py:\d+:\d+: .*cannot stay symbolic.*dynamic='auto'"):
+        cm = dycl.compile(model, [torch.randn(1, 8)], backend="torch", dynamic=True)
+    for b in (1, 3, 4):
+        x = torch.randn(b, 8)
+        assert torch.allclose(cm(x), model(x))
 
 
 def test_signature_usage_errors():
