@@ -30,10 +30,9 @@ from dycl.passes.split_paths import yielded
 
 # Ops copied into branches, per function: past it, tails stay where they are.
 COPY_BUDGET = 2000
-# Ops drawing random numbers keep their place relative to the branch's own.
+# Ops drawing random numbers keep their place relative to the branch's own (by name).
 _RANDOM = ("rand", "bernoulli", "multinomial", "normal", "uniform", "poisson", "dropout", "exponential_",
            "geometric_", "cauchy_", "log_normal_", "random_")
-
 
 # Ops with effects the caller can see, besides state stores (which tensor ops
 # cannot raise after: indices read from data are checked by check-index-bounds,
@@ -69,9 +68,10 @@ def _ends_with_tensor_work(block: Block) -> bool:
 
 
 def _draws_random(op: Operation) -> bool:
-    target = getattr(op, "target", None)
-    name = target.data.lower() if target is not None else ""
-    return isinstance(op, d.CallModuleOp) or any(r in name for r in _RANDOM)
+    """A random draw (`torch.rand`, `x.bernoulli()`), or a module call, which may be one (dropout)."""
+    name = op.target.data if isinstance(op, d.CallFunctionOp) else op.method.data if isinstance(
+        op, d.CallMethodOp) else ""
+    return isinstance(op, d.CallModuleOp) or any(r in name.lower() for r in _RANDOM)
 
 
 def _tail(if_op: d.IfOp) -> list[Operation]:
