@@ -136,3 +136,19 @@ def test_dataclass_outputs_hold_torch_tensors():
     assert type(out.last_hidden_state) is torch.Tensor and type(out.pooled) is torch.Tensor
     with torch.no_grad():
         assert torch.allclose(out.last_hidden_state, model(x).last_hidden_state, atol=1e-6)
+
+
+class ViewBySize(torch.nn.Module):
+    def forward(self, x):
+        return x.view(x.shape[0] * 2, 4)[-1]
+
+
+def test_a_build_no_probe_can_check_is_not_used():
+    """The sub-DNN takes `2*b` as a scalar next to x; its example inputs did not fit
+    together, the torch graph raised on every probe, and the unchecked TVM build
+    returned garbage at every batch size."""
+    model = ViewBySize()
+    cm = dycl.compile(model, (torch.randn(3, 8),), backend="tvm", signature="b x 8 x f32", dims=["b=1..16"])
+    for b in (1, 3, 5):
+        x = torch.arange(b * 8, dtype=torch.float32).reshape(b, 8)
+        assert torch.equal(cm(x), model(x))

@@ -49,3 +49,35 @@ def test_threads_by_calls_by_paths_equal_eager(backend):
     with ThreadPoolExecutor(THREADS) as pool:
         wrong = [w for ws in pool.map(worker, range(THREADS)) for w in ws]
     assert not wrong, f"{len(wrong)} of {THREADS * CALLS} calls differ from eager: {wrong[:5]}"
+
+
+class Counts(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.calls = 0
+
+    def forward(self, x):
+        self.calls += 1
+        return x * self.calls
+
+
+def test_first_calls_from_threads_load_one_program(tmp_path):
+    """A loaded artifact loads on first call: threads calling at once each loaded a
+    program of their own (state split between copies of the model)."""
+    import threading
+
+    dycl.compile(Counts(), (torch.ones(2),), backend="torch", out_dir=tmp_path / "art")
+    cm = dycl.load(tmp_path / "art")
+    barrier = threading.Barrier(4)
+
+    def work():
+        barrier.wait()
+        for _ in range(8):
+            cm(torch.ones(2))
+
+    threads = [threading.Thread(target=work) for _ in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert cm.program.root.calls == 32

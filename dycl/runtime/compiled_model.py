@@ -45,7 +45,7 @@ class CompiledModel:
     """
 
     def __init__(self, path: str | Path, module: Any = None, report: Any = None, model: Any = None):
-        self.path = Path(path)
+        self.path = Path(path).resolve()  # (a relative path stays this artifact after a chdir)
         self._model = model  # the live model, for fallback regions (else unpickled from the artifact)
         self.manifest = check(self.path)  # every file as dycl wrote it, before any of it runs
         self.host = _import_host(self.path)
@@ -57,6 +57,7 @@ class CompiledModel:
         # Runtimes' sessions and VMs (TVM's especially) are not re-entrant, and
         # fallback regions run the model's own Python: calls are serialised.
         self._lock = threading.Lock()
+        self._load_lock = threading.Lock()  # first calls from several threads load one program
         self._module = module
         self.report = report
         sig = self.manifest.get("signature")
@@ -95,18 +96,24 @@ class CompiledModel:
     def program(self) -> Any:
         """The loaded sub-DNNs and host code (loaded on first use: a CUDA artifact
         can be built and saved on a machine without a GPU)."""
-        if self._program is None:
-            if self.manifest["target"]["kind"] == "cuda":
-                _require_cuda_runtime()
-            try:
-                self._program = self.host.load(str(self.path), model=self._model)
-            except DyclError:
-                raise
-            except Exception as e:  # a damaged or tampered-with file: say which artifact, not torch's internals
-                first = next((line for line in str(e).splitlines() if line.strip()), "")
-                raise DyclError(f"cannot load the compiled model in '{self.path}': {type(e).__name__}: {first}",
-                                note="the artifact is damaged or was changed after dycl wrote it; compile it again") from e
+        if self._program is not None:
+            return self._program
+        with self._load_lock:
+            if self._program is None:
+                self._program = self._load_program()
         return self._program
+
+    def _load_program(self) -> Any:
+        if self.manifest["target"]["kind"] == "cuda":
+            _require_cuda_runtime()
+        try:
+            return self.host.load(str(self.path), model=self._model)
+        except DyclError:
+            raise
+        except Exception as e:  # a damaged or tampered-with file: say which artifact, not torch's internals
+            first = next((line for line in str(e).splitlines() if line.strip()), "")
+            raise DyclError(f"cannot load the compiled model in '{self.path}': {type(e).__name__}: {first}",
+                            note="the artifact is damaged or was changed after dycl wrote it; compile it again") from e
 
     def _signature(self) -> list[tuple[torch.Size, torch.dtype]]:
         if self._expected is None:
@@ -134,9 +141,16 @@ class CompiledModel:
         if not all(x.is_contiguous() and not x.storage_offset() for x in inputs):
             args = tuple(x if x.is_contiguous() and not x.storage_offset()
                          else x.clone(memory_format=torch.contiguous_format) for x in inputs)
+            versions = [a._version for a in args]
         program = self._program or self.program
         with self._lock:
-            return to_torch(program(*args))
+            out = to_torch(program(*args))
+            if args is not inputs:  # the model's Python updated a copy in place: the caller's tensor, as in eager
+                for x, a, v in zip(inputs, args, versions):
+                    if a is not x and a._version != v:
+                        with torch.no_grad():
+                            x.copy_(a)
+            return out
 
     def _specialization(self, inputs: tuple[Any, ...]) -> CompiledModel | None:
         """The model compiled for these inputs' shapes (compiled now on first use),
