@@ -399,3 +399,41 @@ def test_len_of_a_tuple_built_on_each_path():
         x = torch.randn(2, 8) * s
         got, want = cm(x), model(x)
         assert got[1] == want[1] and type(got[1]) is int and torch.allclose(got[0], want[0])
+
+
+class TypeRefinements(nn.Module):
+    """TorchScript-style refinements on host values: `isinstance(n, int)` of a size
+    or a read folded to False (the other branch, silently)."""
+
+    def forward(self, x):
+        n = int(x.sum())
+        kinds = [isinstance(n, int), isinstance(x.size(0), int), isinstance(x.dim(), int),
+                 isinstance(float(x.sum()), float), isinstance(x, torch.Tensor), isinstance((x, x), tuple),
+                 isinstance(n, (float, str))]
+        if isinstance(n, int) and n > 0:
+            return x * 2, kinds
+        return x - 1, kinds
+
+
+class PicksRows(nn.Module):
+    def forward(self, x):
+        picked = []
+        for i in range(x.shape[0]):
+            if x[i] > 0:
+                picked.append(x[i])
+        if not picked:  # a list built on the host: its truth is its length, as in Python
+            return torch.zeros(1)
+        return torch.stack(picked)
+
+
+def test_isinstance_of_host_values_and_truth_of_lists():
+    x = torch.ones(3, 4)
+    model = TypeRefinements()
+    cm = dycl.compile(model, (x,), fallback="error")
+    for v in (x, -x):
+        got, want = cm(v), model(v)
+        assert torch.equal(got[0], want[0]) and got[1] == want[1]
+    model = PicksRows()
+    cm = dycl.compile(model, (torch.tensor([1.0, -1.0, 2.0]),))
+    for v in ([1.0, -1.0, 2.0], [-1.0, -2.0, -3.0]):
+        assert torch.equal(cm(torch.tensor(v)), model(torch.tensor(v)))

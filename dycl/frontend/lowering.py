@@ -34,6 +34,7 @@ from xdsl.dialects.builtin import (
     NoneAttr,
     StringAttr,
     TensorType,
+    TupleType,
     f64,
     i1,
     i64,
@@ -1700,10 +1701,13 @@ class Lowerer(LoopLowering, RegionLowering, ContainerLowering, FunctionLowering,
             raise self.error(node, f"{obj.__name__}() on a module needs a compile-time attribute name")
         if obj is isinstance:
             (v, cls) = args
-            if isinstance(v, SSAValue) and isinstance(cls, GlobalRef):
-                return Static(cls.obj is torch.Tensor)
-            if isinstance(v, (StaticObject, ModuleRef)) and isinstance(cls, GlobalRef):
-                return Static(isinstance(v.obj if isinstance(v, StaticObject) else v.module, cls.obj))
+            classes = _classes_of(cls)
+            if isinstance(v, (StaticObject, ModuleRef)) and classes is not None:
+                return Static(isinstance(v.obj if isinstance(v, StaticObject) else v.module, classes))
+            kind = _python_type_of(v)
+            if kind is not None and classes is not None:
+                return Static(issubclass(kind, classes))
+            raise self.unsupported(node, "isinstance() of a value whose Python type is known only at run time")
         if statics and (obj in PURE_BUILTINS or g.qualname.startswith("math.") or obj is builtins.__import__):
             # (`__import__('logging')`: the module, whose calls are then the model's own Python)
             return Static(obj(*(a.value for a in args), **{k: v.value for k, v in kwargs.items()}))  # type: ignore[union-attr]
@@ -1803,6 +1807,43 @@ def _pure_receiver(obj: Any) -> bool:
     if isinstance(obj, types.ModuleType):
         return obj.__name__ in _PURE_MODULES
     return isinstance(obj, _PURE_TYPES) or isinstance(obj, (torch.finfo, torch.iinfo))
+
+
+_INT_METHODS = frozenset({"size", "dim", "ndimension", "numel", "nelement", "element_size"})
+
+
+def _classes_of(cls: Value) -> tuple[type, ...] | None:
+    """isinstance()'s second argument: a class or a tuple of classes, known now."""
+    if isinstance(cls, GlobalRef) and isinstance(cls.obj, type):
+        return (cls.obj,)
+    if isinstance(cls, Static) and isinstance(cls.value, type):
+        return (cls.value,)
+    items = cls.items if isinstance(cls, SeqVal) else cls.value if isinstance(cls, Static) and isinstance(
+        cls.value, tuple) else None
+    if items is None:
+        return None
+    parts = [_classes_of(c if isinstance(c, (GlobalRef, Static, SeqVal)) else Static(c)) for c in items]
+    return None if any(p is None for p in parts) else tuple(c for p in parts for c in p)  # type: ignore[union-attr]
+
+
+def _python_type_of(v: Value) -> type | None:
+    """The Python type eager's value has, where the IR says: a host int/float/bool,
+    a tensor, a tuple or list being built; None where only the run time knows."""
+    if isinstance(v, Static):
+        return type(v.value)
+    if isinstance(v, SeqVal):
+        return dict if isinstance(v, DictVal) else list if v.is_list else tuple
+    if isinstance(v, SSAValue):
+        if d.is_tensor_type(v.type):
+            return torch.Tensor
+        if isinstance(v.type, TupleType):
+            return tuple  # (an LSTM's (h, c); named tuples are tuples too)
+        op = v.owner
+        if isinstance(op, d.CallMethodOp) and op.method.data in _INT_METHODS and (
+                op.method.data != "size" or len(op.operands) == 2):
+            return int  # x.size(0), x.dim(): typed only by shape inference, ints in eager
+        return {str(i64): int, str(f64): float, str(i1): bool}.get(str(v.type))
+    return None
 
 
 def _declared_global(fdef: ast.AST) -> set[str]:

@@ -47,8 +47,8 @@ def host_array(t: Any) -> Any:
 
 def to_bool(t: Any) -> bool:
     """bool() of a one-element tensor: the only device→host read of a predicate."""
-    if isinstance(t, (bool, int, float)):
-        return bool(t)
+    if isinstance(t, (bool, int, float, list, tuple, dict, type(None))):
+        return bool(t)  # (a Python list a region built: `if not picked:`)
     return bool(host_array(t))
 
 
