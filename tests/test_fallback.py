@@ -400,3 +400,24 @@ def test_in_place_updates_reach_strided_and_offset_inputs():
             continue
         want = DoublesInPlace()(view(theirs))
         assert torch.equal(got, want) and torch.equal(mine, theirs)
+
+
+class TryIndex(torch.nn.Module):
+    def forward(self, x, idx):
+        try:
+            y = x[idx]
+        except IndexError:
+            y = x[:1]
+        return y * 2 if y.sum() > 0 else y
+
+
+def test_try_around_indexing_by_an_input():
+    """An index that is an input (a block argument) crashed the frontend's check of
+    what a try body may raise (a raw AttributeError)."""
+    model = TryIndex()
+    args = (torch.ones(3), torch.tensor([0, 2]))
+    with pytest.raises(dycl.FrontendError, match=r"try/except whose body may raise at run time"):
+        dycl.compile(model, args, backend="torch", fallback="error")
+    cm = dycl.compile(model, args, backend="torch")
+    for idx in (torch.tensor([0, 2]), torch.tensor([5])):
+        assert torch.equal(cm(torch.ones(3), idx), model(torch.ones(3), idx))

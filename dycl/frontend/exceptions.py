@@ -85,7 +85,8 @@ def _may_fail(op: Operation, lowerer: Lowerer) -> str | None:
         name = (op.target.data if isinstance(op, d.CallFunctionOp) else op.method.data).rpartition(".")[2]
         if name in _DATA_DEPENDENT_FAILURES:
             return f"'{name}', which fails on some tensor values"
-        if name == "getitem" and any(v.owner is None or v.owner.name not in _CONSTANT_OPS for v in op.operands[1:]):
+        if name == "getitem" and any(not isinstance(v.owner, Operation) or v.owner.name not in _CONSTANT_OPS
+                                     for v in op.operands[1:]):  # (an input index is a block argument)
             return "indexing with a value computed at run time"
         if name in ("truediv", "floordiv", "mod") and op.operands[1].type == i64:
             return "a division by a host integer"
