@@ -102,3 +102,31 @@ def model_of(module: ModuleOp, override: str | None = None) -> nn.Module:
                 f"the IR names its model in '{MODEL_ATTR}' ({key}), but Python files named inside IR are not "
                 f"imported: give it on the command line, e.g. dycl-opt --model {key}")
     return model_from_spec(key)
+
+
+# What a pass may call or import for IR it did not make in this process (dycl-opt on
+# a file): torch, operator, math, dycl's own tensor ops, these builtins, and the
+# model's own module.
+_IR_ROOTS = ("torch", "_operator", "operator", "math")
+_IR_BUILTINS = frozenset({
+    "len", "min", "max", "abs", "int", "float", "bool", "round", "slice", "getattr", "hasattr", "isinstance",
+    "range", "tuple", "list", "dict", "set", "frozenset", "sum", "any", "all", "enumerate", "zip", "reversed",
+    "sorted", "divmod", "pow", "str", "repr", "format", "type", "print", "dir"})
+
+
+def check_ir_name(qualname: str, model_key: str | None, model: nn.Module) -> None:
+    """Refuse a Python name that IR read from a file asks a pass to import or call
+    (`os.system`), beyond what model code uses: a model compiled in this process is
+    trusted, IR text is not."""
+    if model_key is None or model_key.startswith("live:"):
+        return
+    root, _, rest = qualname.partition(".")
+    if root in _IR_ROOTS or qualname.startswith("dycl.tensor_ops.") or (root == "builtins" and (rest in _IR_BUILTINS or rest.endswith(("Error", "Exception",
+                                                                                            "Warning")))):
+        return
+    own = type(model).__module__
+    if qualname == own or qualname.startswith(own + "."):
+        return
+    raise DyclError(f"the IR names the Python object '{qualname}', which passes do not import or call for IR "
+                    f"read from a file (only torch, operator, math, Python's builtins for values, and the "
+                    f"model's own module '{own}')")

@@ -37,7 +37,7 @@ from dycl.diagnostics import DyclError, PassError, SymbolicDimsError
 from dycl.symbols import lookup_symbol
 from dycl.dialects import dycl as d
 from dycl.frontend.values import resolve_qualname
-from dycl.models import model_of
+from dycl.models import MODEL_ATTR, check_ir_name, model_of
 from dycl.passes.split_paths import can_split, split_paths, split_target
 from dycl.signature import Signature
 from dycl.types import SIGNATURE_ATTR, dtype_of, signature_types, type_of_value, with_dim_names
@@ -79,9 +79,10 @@ def _run_torch(op: Operation, fn: Any, args: list[Any], kwargs: dict[str, Any]) 
 
 
 class _Inferrer:
-    def __init__(self, module: ModuleOp, model: torch.nn.Module):
+    def __init__(self, module: ModuleOp, model: torch.nn.Module, model_key: str | None = None):
         self.module = module
         self.model = model
+        self.model_key = model_key  # what names the model: IR read from a file calls only safe names
         # A shape environment lets ops whose output size depends on data (nonzero,
         # boolean-mask indexing) produce symbolic sizes: dynamic dimensions.
         self.mode = FakeTensorMode(allow_non_fake_inputs=True, shape_env=ShapeEnv())
@@ -328,7 +329,7 @@ class _Inferrer:
                 self.set_results(op, run_region(self, op))
             case d.CallSubgraphOp():
                 callee = lookup_symbol(self.module, op.callee)
-                sub = _Inferrer(self.module, self.model)
+                sub = _Inferrer(self.module, self.model, self.model_key)
                 sub.mode = self.mode
                 assert isinstance(callee, func.FuncOp)
                 for a, v in zip(list(callee.body.block.args), op.args):
@@ -394,6 +395,11 @@ class _Inferrer:
         if isinstance(v, DenseIntOrFPElementsAttr):
             assert isinstance(v.type, TensorType)
             return self.empty(v.type)
+        if isinstance(v, d.GlobalAttr):
+            try:
+                check_ir_name(v.qualname.data, self.model_key, self.model)
+            except DyclError as e:
+                raise PassError(e.message, op) from None
         return python_constant(v)
 
     def call(self, op: d.CallModuleOp | d.CallFunctionOp | d.CallMethodOp) -> Any:
@@ -407,7 +413,10 @@ class _Inferrer:
                 raise PassError(f"the model has no submodule '{op.path.data}'", op) from None
         elif isinstance(op, d.CallFunctionOp):
             try:
+                check_ir_name(op.target.data, self.model_key, self.model)
                 fn = resolve_qualname(op.target.data)
+            except DyclError as e:
+                raise PassError(e.message, op) from None
             except (ImportError, AttributeError):
                 raise PassError(f"unknown function '{op.target.data}'", op) from None
         else:
@@ -616,7 +625,9 @@ class ShapeInferencePass(ModulePass):
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         model = model_of(op, self.model)
-        inferrer = _Inferrer(op, model)
+        key = self.model or (op.attributes[MODEL_ATTR].data if isinstance(op.attributes.get(MODEL_ATTR), StringAttr)
+                             else None)
+        inferrer = _Inferrer(op, model, key)
         for f in list(op.ops):
             if isinstance(f, func.FuncOp) and d.SUBGRAPH_ATTR not in f.attributes:
                 inferrer.run_function(f)
