@@ -45,24 +45,3 @@ def _hermetic_build_cache(tmp_path_factory):
         os.environ.pop("DYCL_CACHE_DIR", None)
     else:
         os.environ["DYCL_CACHE_DIR"] = old
-
-
-# The whole suite in one process (hundreds of TVM, ONNX Runtime and AOTInductor
-# libraries loaded) crashes in glibc's _dl_fini at exit, after every test has passed:
-# a loaded library's fini entry points nowhere (gdb: `_dl_call_fini` calling 0x10e0).
-# Not reproduced by subsets or by a script compiling with tvm and inductor. Until the
-# library is found, the test process leaves without running native destructors, with
-# pytest's own exit status (a failing test still fails the run).
-_EXIT_STATUS: list[int] = []
-
-
-def pytest_sessionfinish(session, exitstatus):
-    _EXIT_STATUS.append(int(exitstatus))
-
-
-@pytest.hookimpl(trylast=True)
-def pytest_unconfigure(config):
-    if _EXIT_STATUS and os.environ.get("DYCL_TEST_NATIVE_EXIT") != "1":
-        sys.stdout.flush()
-        sys.stderr.flush()
-        os._exit(_EXIT_STATUS[-1])
