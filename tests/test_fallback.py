@@ -423,3 +423,35 @@ def test_try_around_indexing_by_an_input():
     cm = dycl.compile(model, args, backend="torch")
     for idx in (torch.tensor([0, 2]), torch.tensor([5])):
         assert torch.equal(cm(torch.ones(3), idx), model(torch.ones(3), idx))
+
+
+class LazyAttribute(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = torch.nn.Linear(4, 4)
+
+    def forward(self, x):
+        scale = getattr(self, "scale", 1.0)  # absent: the default
+        return self.fc(x) * scale
+
+
+class SetsItLater(LazyAttribute):
+    def forward(self, x):
+        scale = getattr(self, "scale", 1.0)
+        self.scale = scale + 1.0  # state: the next call reads the new value
+        return self.fc(x) * scale
+
+
+def test_getattr_with_a_default_on_a_module():
+    """`getattr(self, name, default)` ignored the default ("has no attribute")."""
+    torch.manual_seed(0)
+    model = LazyAttribute()
+    cm = dycl.compile(model, [torch.randn(1, 4)], backend="torch", fallback="error")
+    x = torch.randn(1, 4)
+    assert torch.allclose(cm(x), model(x))
+    model, reference = SetsItLater(), SetsItLater()
+    reference.load_state_dict(model.state_dict())
+    cm = dycl.compile(model, [torch.randn(1, 4)], backend="torch")
+    for _ in range(3):
+        x = torch.randn(1, 4)
+        assert torch.allclose(cm(x), reference(x))

@@ -1694,6 +1694,12 @@ class Lowerer(LoopLowering, RegionLowering, ContainerLowering, FunctionLowering,
             elif isinstance(target, (ModuleRef, GlobalRef, StaticObject)):
                 if len(args) == 3 and isinstance(target, StaticObject) and not hasattr(target.obj, name):
                     return args[2]
+                if len(args) == 3 and isinstance(target, ModuleRef) and not hasattr(target.module, name):
+                    if (id(target.module), name) in self.dirty_attrs:
+                        raise self.unsupported(node, f"a read of '{name}', which forward sets at run time")
+                    # Absent now; recorded as read, so a forward that sets it is redone with this read on the host.
+                    self.folded_attrs.setdefault((id(target.module), name), str(self._loc(node)))
+                    return args[2]
                 return self._attribute(target, name, node)
         if obj in (getattr, hasattr) and len(args) >= 2 and isinstance(args[0], ModuleRef):
             if self.loop_depth:
