@@ -1,7 +1,9 @@
 """Each supported Python construct, compiled and compared with eager on every path."""
 
 import pytest
+import torch
 
+import dycl
 from models.constructs import CASES, check_matches_eager
 
 pytestmark = pytest.mark.slow
@@ -16,3 +18,29 @@ def test_construct_matches_eager(name):
     # The rest are compiled, not run as Python: these constructs are the frontend's to translate.
     fallback = "python" if name in RUN_AS_PYTHON else "error"
     check_matches_eager(name, backend="torch", fallback=fallback)  # frontend semantics; backends: test_examples_e2e
+
+
+class ReversedLayers(torch.nn.Module):
+    """zip(reversed(self.layers), self.heads): "submodule 'layers' cannot be used as a value"."""
+
+    def __init__(self):
+        super().__init__()
+        self.layers = torch.nn.ModuleList([torch.nn.Linear(4, 4) for _ in range(3)])
+        self.heads = torch.nn.ModuleList([torch.nn.Linear(4, 2) for _ in range(3)])
+
+    def forward(self, x):
+        for layer, head in zip(reversed(self.layers), self.heads):
+            x = torch.tanh(layer(x))
+            if x.sum() > 1:
+                return head(x), len(self.layers)
+        return x[:, :2], len(list(self.layers))
+
+
+def test_reversed_and_list_of_a_module_list():
+    torch.manual_seed(0)
+    model = ReversedLayers().eval()
+    cm = dycl.compile(model, [torch.randn(1, 4)], backend="torch", fallback="error")
+    for s in (0.1, 3.0, -3.0):
+        x = torch.randn(1, 4) * s
+        got, want = cm(x), model(x)
+        assert torch.allclose(got[0], want[0]) and got[1] == want[1]

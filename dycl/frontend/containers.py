@@ -15,10 +15,11 @@ import collections
 import dataclasses
 from typing import TYPE_CHECKING, Any
 
+from torch import nn
 from xdsl.dialects import arith
 from xdsl.ir import SSAValue
 
-from dycl.frontend.values import DictVal, NamedSeq, ObjectVal, SeqVal, Static, Value
+from dycl.frontend.values import DictVal, ModuleRef, NamedSeq, ObjectVal, SeqVal, Static, Value
 
 if TYPE_CHECKING:
     from dycl.frontend.lowering import Lowerer, _Scope
@@ -130,8 +131,10 @@ class ContainerLowering:
             return out
         if obj in (max, min):
             return self._max_min(obj is max, args, kwargs, node)
-        if len(args) != 1 or not isinstance(args[0], (SeqVal, Static)) or (
-                isinstance(args[0], Static) and obj is not reversed):
+        module_sequence = len(args) == 1 and isinstance(args[0], ModuleRef) and isinstance(
+            args[0].module, (nn.Sequential, nn.ModuleList)) and obj in (reversed, list, tuple, len)
+        if not module_sequence and (len(args) != 1 or not isinstance(args[0], (SeqVal, Static)) or (
+                isinstance(args[0], Static) and obj is not reversed)):
             if not (len(args) == 2 and obj is sum and isinstance(args[0], SeqVal)):
                 return None
         items = self.iter_items(args[0], node)
