@@ -121,19 +121,13 @@ def test_changed_executable_is_refused(branchy_cpp, tmp_path):
     assert e.value.code == 1
 
 
-CAPI_PROGRAM = r"""
+# What the C programs below share: a 1x16 float32 CPU input borrowed from `x`.
+C_PRELUDE = r"""
 #include <stdio.h>
 #include <string.h>
 #include "dycl_model.h"
 
-int main(int argc, char** argv) {
-  float x[16];
-  FILE* f = fopen(argv[2], "rb");
-  if (!f || fread(x, sizeof x, 1, f) != 1) return 3;
-  fclose(f);
-  dycl_model* m = dycl_model_load(argv[1]);
-  if (!m) { fprintf(stderr, "%s\n", dycl_last_error()); return 1; }
-  int64_t shape[2] = {1, 16};
+static DLManagedTensor input_1x16(float* x, int64_t* shape) {
   DLManagedTensor in;
   memset(&in, 0, sizeof in);
   in.dl_tensor.data = x;
@@ -143,6 +137,34 @@ int main(int argc, char** argv) {
   in.dl_tensor.dtype.bits = 32;
   in.dl_tensor.dtype.lanes = 1;
   in.dl_tensor.shape = shape;
+  return in;
+}
+"""
+
+
+def build_c_program(source: str, art, tmp_path, name: str):
+    """`source` compiled against the artifact's C API (libdycl_model.so)."""
+    from dycl.host.cpp_build import tvm_paths
+
+    includes, _ = tvm_paths()
+    (tmp_path / f"{name}.c").write_text(source)
+    exe = tmp_path / name
+    subprocess.run(["gcc", "-std=c99", str(tmp_path / f"{name}.c"), "-o", str(exe), f"-I{art}",
+                    *[f"-I{i}" for i in includes], f"-L{art}", "-ldycl_model", f"-Wl,-rpath,{art}"], check=True)
+    return exe
+
+
+CAPI_PROGRAM = C_PRELUDE + r"""
+
+int main(int argc, char** argv) {
+  float x[16];
+  FILE* f = fopen(argv[2], "rb");
+  if (!f || fread(x, sizeof x, 1, f) != 1) return 3;
+  fclose(f);
+  dycl_model* m = dycl_model_load(argv[1]);
+  if (!m) { fprintf(stderr, "%s\n", dycl_last_error()); return 1; }
+  int64_t shape[2] = {1, 16};
+  DLManagedTensor in = input_1x16(x, shape);
   DLManagedTensor* ins[1] = {&in};
   int n = 0;
   DLManagedTensor** out = NULL;
@@ -159,14 +181,7 @@ int main(int argc, char** argv) {
 
 @pytest.mark.skipif(shutil.which("gcc") is None, reason="needs a C compiler")
 def test_c_program_embeds_the_model(branchy_cpp, tmp_path):
-    from dycl.host.cpp_build import tvm_paths
-
-    includes, _ = tvm_paths()
-    (tmp_path / "embed.c").write_text(CAPI_PROGRAM)
-    exe = tmp_path / "embed"
-    subprocess.run(["gcc", "-std=c99", str(tmp_path / "embed.c"), "-o", str(exe), f"-I{branchy_cpp}",
-                    *[f"-I{i}" for i in includes], f"-L{branchy_cpp}", "-ldycl_model",
-                    f"-Wl,-rpath,{branchy_cpp}"], check=True)
+    exe = build_c_program(CAPI_PROGRAM, branchy_cpp, tmp_path, "embed")
     import branchy
 
     model = branchy.make_model()
@@ -189,10 +204,7 @@ class HandsOutBuffers(torch.nn.Module):
         return x + 0, torch.ones(1, 16)
 
 
-OWNERSHIP_PROGRAM = r"""
-#include <stdio.h>
-#include <string.h>
-#include "dycl_model.h"
+OWNERSHIP_PROGRAM = C_PRELUDE + r"""
 
 int main(int argc, char** argv) {
   float x[16];
@@ -200,15 +212,7 @@ int main(int argc, char** argv) {
   dycl_model* m = dycl_model_load(argv[1]);
   if (!m) { fprintf(stderr, "%s\n", dycl_last_error()); return 1; }
   int64_t shape[2] = {1, 16};
-  DLManagedTensor in;
-  memset(&in, 0, sizeof in);
-  in.dl_tensor.data = x;
-  in.dl_tensor.device.device_type = kDLCPU;
-  in.dl_tensor.ndim = 2;
-  in.dl_tensor.dtype.code = kDLFloat;
-  in.dl_tensor.dtype.bits = 32;
-  in.dl_tensor.dtype.lanes = 1;
-  in.dl_tensor.shape = shape;
+  DLManagedTensor in = input_1x16(x, shape);
   DLManagedTensor* ins[1] = {&in};
   for (int call = 0; call < 2; ++call) {
     int n = 0;
@@ -233,15 +237,9 @@ int main(int argc, char** argv) {
 @pytest.mark.skipif(shutil.which("gcc") is None, reason="needs a C compiler")
 def test_outputs_are_the_callers_own(tmp_path):
     """Writing to one call's outputs changes neither the input nor the next call's."""
-    from dycl.host.cpp_build import tvm_paths
-
     art = tmp_path / "art"
     dycl.compile(HandsOutBuffers(), [torch.randn(1, 16).abs()], host="cpp", out_dir=art)
-    includes, _ = tvm_paths()
-    (tmp_path / "own.c").write_text(OWNERSHIP_PROGRAM)
-    exe = tmp_path / "own"
-    subprocess.run(["gcc", "-std=c99", str(tmp_path / "own.c"), "-o", str(exe), f"-I{art}",
-                    *[f"-I{i}" for i in includes], f"-L{art}", "-ldycl_model", f"-Wl,-rpath,{art}"], check=True)
+    exe = build_c_program(OWNERSHIP_PROGRAM, art, tmp_path, "own")
     done = subprocess.run([str(exe), str(art)], capture_output=True, text=True, check=True)
     assert done.stdout.split("\n")[:5] == ["1 16", "0 0", "1 16", "0 0", "1 16"], done.stdout
 
