@@ -27,7 +27,7 @@ from dycl.runtime.artifact import seal
 from dycl.diagnostics import DyclError, FrontendError, SourceLoc
 from dycl.backends.base import POLICIES, BuildOptions, Target, get_backend
 from dycl.dialects import dycl as d
-from dycl.frontend.lowering import FOLDED_ATTR, lower_module
+from dycl.frontend.lowering import FOLDED_ATTR, LAYOUT_ATTR, lower_module
 from dycl.fx import subgraph_spec
 from dycl.hcfg import Hcfg
 from dycl.ir_dump import IrDumper, check_stages
@@ -167,7 +167,10 @@ def build_artifact(module: ModuleOp, model: nn.Module, inputs: Sequence[torch.Te
         # The model's attributes read at compile time and built into the program.
         "folded_attributes": [a.data for a in module.attributes.get(FOLDED_ATTR, ArrayAttr([])).data],
     }
-    if regions:
+    if LAYOUT_ATTR in module.attributes:
+        # forward asks for strides: built for dense inputs, other layouts run the model as eager does.
+        manifest["layout_sensitive"] = True
+    if regions or LAYOUT_ATTR in module.attributes:
         manifest["fallback_model"] = save_fallback_model(model, regions, out_dir)
     (out_dir / "manifest.json").write_text(json.dumps(seal(out_dir, manifest), indent=2) + "\n")
 

@@ -455,3 +455,95 @@ def test_getattr_with_a_default_on_a_module():
     for _ in range(3):
         x = torch.randn(1, 4)
         assert torch.allclose(cm(x), reference(x))
+
+
+class CountsOnItsClass(torch.nn.Module):
+    calls = 0
+
+    def forward(self, x):
+        type(self).calls += 1
+        return x * CountsOnItsClass.calls
+
+
+class CountsThroughDunderClass(torch.nn.Module):
+    calls = 0
+
+    def forward(self, x):
+        self.__class__.calls += 1
+        return x * type(self).calls + self.calls
+
+
+class CountsByClassName(torch.nn.Module):
+    calls = 0
+
+    def forward(self, x):
+        if x.sum() > 0:
+            CountsByClassName.calls = CountsByClassName.calls + 1
+        return x * self.calls
+
+
+@pytest.mark.parametrize("cls", [CountsOnItsClass, CountsThroughDunderClass, CountsByClassName])
+def test_class_attributes_forward_changes_are_run_time_state(cls):
+    """`type(self).calls += 1` then a read of the class attribute: the read was
+    folded to its value at compile time (every call multiplied by 1)."""
+    inputs = [torch.full((1, 3), v) for v in (1.0, -1.0, 2.0, 3.0)]
+    cm = dycl.compile(cls(), [inputs[0]], backend="torch")
+
+    def run(model):
+        cls.calls = 0
+        return [model(x) for x in inputs], cls.calls
+
+    (want, want_calls), (got, got_calls) = run(cls()), run(cm)
+    assert want_calls == got_calls and all(torch.equal(a, b) for a, b in zip(want, got)), (want, got)
+    assert any("forward changes at run time" in r["reason"] for r in cm.fallbacks)
+
+
+class BranchesOnLayout(torch.nn.Module):
+    def forward(self, x):
+        if x.is_contiguous() and x.stride(0) == x.shape[1]:
+            return x + 1
+        return x - 1
+
+
+def test_a_forward_that_asks_for_strides_sees_the_callers_layout(tmp_path):
+    """Passes fold `x.is_contiguous()` for the dense inputs the program takes; a
+    strided input took the dense path silently. Such calls now run as eager."""
+    cm = dycl.compile(BranchesOnLayout(), [torch.ones(2, 3)], backend="tvm")
+    assert cm.manifest.get("layout_sensitive")
+    cm.save(tmp_path / "a")
+    for model in (cm, dycl.load(tmp_path / "a")):
+        base = torch.arange(12.0).reshape(4, 3)
+        for x in (base[:2], base[2:], base.t()[:2, :3].contiguous(), torch.arange(6.0).reshape(3, 2).t()):
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                assert torch.equal(model(x), BranchesOnLayout()(x)), x.stride()
+
+
+class ScriptedParts(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        torch.manual_seed(0)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", DeprecationWarning)  # torch.jit is deprecated, not gone
+            self.enc = torch.jit.trace(torch.nn.Sequential(torch.nn.Linear(4, 4), torch.nn.ReLU()), torch.randn(1, 4))
+            self.head = torch.jit.script(torch.nn.Linear(4, 4))
+        self.fc = torch.nn.Linear(4, 4)
+
+    def forward(self, x):
+        h = self.enc(x)
+        if h.sum() > 0.5:
+            return self.head(self.fc(h))
+        return self.fc(h) - 1
+
+
+def test_torchscript_submodules_run_as_torchscript(tmp_path):
+    """A traced or scripted submodule sent the whole forward to Python (its
+    parameters could not even be listed); now only its calls are Python."""
+    model = ScriptedParts().eval()
+    inputs = [(torch.full((1, 4), v),) for v in (1.0, -1.0, 0.1)]
+    with torch.no_grad():
+        cm = dycl.compile(model, list(inputs[0]), backend="torch")
+        for args in inputs:  # (a deep copy of a traced module has other attributes: no state comparison)
+            assert torch.equal(cm(*args), model(*args)), args
+    assert {r["construct"] for r in cm.fallbacks} != {"forward"} and len(cm.subgraphs) >= 2, cm.fallbacks
+    assert all("TorchScript submodule" in r["reason"] for r in cm.fallbacks)

@@ -12,12 +12,16 @@ from __future__ import annotations
 import ast
 import builtins
 import collections
+import enum
 import inspect
+import itertools
 import math
 import operator
+import functools
 import re
 import textwrap
 import types
+import typing
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -35,6 +39,7 @@ from xdsl.dialects.builtin import (
     StringAttr,
     TensorType,
     TupleType,
+    UnitAttr,
     f64,
     i1,
     i64,
@@ -47,7 +52,7 @@ from dycl.frontend.containers import ContainerLowering
 from dycl.frontend.contexts import flatten_transparent_with
 from dycl.frontend.exceptions import PathEnded, TryLowering, is_super_init
 from dycl.frontend.functions import FunctionLowering
-from dycl.frontend.restructure import always_exits, lift_loop_returns, restructure
+from dycl.frontend.restructure import always_exits, hoist_walrus, lift_loop_returns, restructure
 from dycl.frontend.state import StateLowering, is_state_key
 from dycl.nesting import allow_depth
 from dycl.signature import Signature
@@ -209,6 +214,23 @@ def _assigned_names(stmts: Sequence[ast.stmt]) -> set[str]:
     return names
 
 
+_MISSING = object()
+_ITERTOOLS = (itertools.product, itertools.chain, itertools.combinations, itertools.permutations)
+# Calls that only annotate their value's type, for TorchScript or a type checker.
+_TYPE_ANNOTATIONS = (torch.jit.annotate, typing.cast)
+# "Is this code being scripted, traced, exported, compiled?": not in eager.
+_NOT_COMPILING = tuple(f for f in (torch.jit.is_scripting, torch.jit.is_tracing, torch.compiler.is_compiling,
+                                   torch.compiler.is_dynamo_compiling, torch.compiler.is_exporting,
+                                   torch.onnx.is_in_onnx_export) if f is not None)
+# torch.nn modules whose results are tuples: their structure (None: a tensor).
+_LEAF_RESULTS: dict[type, tuple[Any, ...]] = {
+    nn.LSTM: (None, (None, None)), nn.GRU: (None, None), nn.RNN: (None, None), nn.LSTMCell: (None, None)}
+# Tensor methods whose results depend on the memory layout, not the values.
+LAYOUT_QUERIES = frozenset({"is_contiguous", "stride", "storage_offset", "data_ptr", "is_non_overlapping_and_dense",
+                            "untyped_storage", "is_set_to"})
+LAYOUT_ATTR = "dycl.layout_sensitive"
+
+
 class Lowerer(LoopLowering, RegionLowering, ContainerLowering, FunctionLowering, TryLowering, StateLowering):
     """Lowers one model: `lower()` returns a module with `func.func @forward`.
 
@@ -308,6 +330,9 @@ class Lowerer(LoopLowering, RegionLowering, ContainerLowering, FunctionLowering,
         _drop_detached_uses(module)
         if self.model_key is not None:
             module.attributes["dycl.model"] = StringAttr(self.model_key)
+        if any(isinstance(op, d.CallMethodOp) and op.method.data in LAYOUT_QUERIES for op in module.walk()):
+            # Passes fold these for dense inputs; a call with strided inputs runs eager.
+            module.attributes[LAYOUT_ATTR] = UnitAttr()
         if self.folded_names:
             module.attributes[FOLDED_ATTR] = ArrayAttr(
                 [StringAttr(f"{name} @ {where}") for name, where in sorted(self.folded_names.items())])
@@ -321,6 +346,8 @@ class Lowerer(LoopLowering, RegionLowering, ContainerLowering, FunctionLowering,
         except (OSError, TypeError) as e:
             raise FrontendError(f"cannot read the Python source of {owner}.{function.__name__}: {e}")
         tree = flatten_transparent_with(ast.parse(textwrap.dedent("".join(lines))), function.__globals__)
+        if function.__name__ == "<lambda>":
+            tree = _lambda_as_def(tree, function, owner)
         indent = len(lines[0]) - len(lines[0].lstrip())
         fn = _Function(f"{owner}.{function.__name__}", file, first_line, function.__globals__, inline, indent,
                        [line.rstrip("\n") for line in lines], tree,
@@ -463,7 +490,7 @@ class Lowerer(LoopLowering, RegionLowering, ContainerLowering, FunctionLowering,
 
     def _lower_body(self, stmts: Sequence[ast.stmt], scope: _Scope) -> None:
         top = stmts is self._fn_body
-        stmts = list(stmts)
+        stmts = hoist_walrus(stmts)
         checkpoints: list[tuple[Any, Operation | None, int]] = []
         for i, s in enumerate(stmts):
             if scope.terminated:
@@ -720,6 +747,14 @@ class Lowerer(LoopLowering, RegionLowering, ContainerLowering, FunctionLowering,
         self._update_in_place(name, base, new, scope, target)
         scope.env[name] = new
         return True
+
+    def _structured(self, v: SSAValue, shape: Any, node: ast.AST) -> Value:
+        """A leaf module's result as the tuples eager returns (`out, (h, c)` of an
+        LSTM), so `isinstance(h, tuple)` and unpacking are known at compile time."""
+        if shape is None:
+            return v
+        return SeqVal([self._structured(self.emit(d.GetItemOp(v, i), node).results[0], sub, node)
+                       for i, sub in enumerate(shape)])
 
     def _unpack(self, v: Value, n: int, node: ast.AST) -> list[Value]:
         if isinstance(v, DictVal):
@@ -1028,14 +1063,33 @@ class Lowerer(LoopLowering, RegionLowering, ContainerLowering, FunctionLowering,
             if isinstance(v, PathDependent):
                 raise self.error(node, v.message or f"'{name}' names different modules depending on a run-time condition")
             return v
+        obj = self.global_object(name, _MISSING)
+        if obj is _MISSING:
+            raise self.error(node, f"name '{name}' is not defined here (assigned only on some paths, or unknown)")
+        return self._global(obj, name, node)
+
+    def global_object(self, name: str, default: Any = None) -> Any:
+        """What a name that is not a local means in the current function: a variable
+        of the enclosing function (a class made in a factory), a global, a builtin."""
         assert self.fn is not None
-        if name in self.fn.closure:  # a variable of the enclosing function (a class made in a factory)
-            return self._global(self.fn.closure[name], name, node)
-        if name in self.fn.globals:
-            return self._global(self.fn.globals[name], name, node)
-        if hasattr(builtins, name):
-            return self._global(getattr(builtins, name), name, node)
-        raise self.error(node, f"name '{name}' is not defined here (assigned only on some paths, or unknown)")
+        for space in (self.fn.closure, self.fn.globals, vars(builtins)):
+            if name in space:
+                return space[name]
+        return default
+
+    def _fold_read(self, obj: Any, attr: str, node: ast.AST) -> None:
+        """Record a compile-time read of `obj.attr`; an attribute forward changes at
+        run time cannot be read so. A class attribute read through an instance is
+        keyed by its class too, so `type(self).calls += 1` makes `self.calls` state."""
+        keys = [(id(obj), attr)]
+        if inspect.isclass(obj) or attr not in getattr(obj, "__dict__", {}):
+            owner = next((c for c in (obj if inspect.isclass(obj) else type(obj)).__mro__ if attr in vars(c)), None)
+            if owner is not None and owner is not obj:
+                keys.append((id(owner), attr))
+        if any(k in self.dirty_attrs for k in keys):
+            raise self.unsupported(node, f"a read of '{attr}', which forward changes at run time (state)")
+        for k in keys:
+            self.folded_attrs.setdefault(k, str(self._loc(node)))
 
     def _global(self, obj: Any, name: str, node: ast.AST) -> Value:
         if isinstance(obj, (bool, int, float, str, type(None), tuple, torch.dtype)):
@@ -1072,33 +1126,31 @@ class Lowerer(LoopLowering, RegionLowering, ContainerLowering, FunctionLowering,
                 inspect.getattr_static(m, attr), property
             ):
                 return MethodRef(base, attr)
-            if (id(m), attr) in self.dirty_attrs:
-                raise self.unsupported(node, f"a read of '{attr}', which forward changes at run time (module state)")
+            self._fold_read(m, attr, node)
             try:
                 val = getattr(m, attr)
             except AttributeError:
                 raise self.error(node, f"module '{base.path or 'self'}' ({type(m).__name__}) has no attribute '{attr}'") from None
             if isinstance(val, torch.Tensor):
                 raise self.error(node, f"tensor attribute '{attr}' is neither a parameter nor a buffer; register it as a buffer")
-            self.folded_attrs.setdefault((id(m), attr), str(self._loc(node)))
             self._note_folded(f"{base.path}.{attr}" if base.path else attr, node)
             root = "__dycl_root" if not base.path else f"__dycl_root.get_submodule({base.path!r})"
             return self._object_value(val, f"{root}.{attr}", attr, node)
         if isinstance(base, StaticObject):
-            if (id(base.obj), attr) in self.dirty_attrs:
-                raise self.unsupported(node, f"a read of '{attr}', which forward changes at run time")
+            self._fold_read(base.obj, attr, node)
             try:
                 val = getattr(base.obj, attr)
             except AttributeError:
                 raise self.error(node, f"{type(base.obj).__name__} object has no attribute '{attr}'") from None
-            self.folded_attrs.setdefault((id(base.obj), attr), str(self._loc(node)))
             self._note_folded(f"{_readable(base.expr)}.{attr}", node)
             return self._object_value(val, f"{base.expr}.{attr}", attr, node)
         if isinstance(base, GlobalRef):
             obj = getattr(base.obj, attr, None)
             if obj is None and not hasattr(base.obj, attr):
                 raise self.error(node, f"'{base.qualname}' has no attribute '{attr}'")
-            if isinstance(obj, (bool, int, float, str, torch.dtype)):
+            if isinstance(obj, (bool, int, float, str, torch.dtype, enum.Enum)):
+                if inspect.isclass(base.obj) or inspect.ismodule(base.obj):
+                    self._fold_read(base.obj, attr, node)  # `Model.calls`: state if forward changes it
                 return Static(obj)
             q = qualname_of(obj) or f"{base.qualname}.{attr}"
             return GlobalRef(q, obj)
@@ -1128,6 +1180,8 @@ class Lowerer(LoopLowering, RegionLowering, ContainerLowering, FunctionLowering,
         if isinstance(base, ExceptionVal):
             return self.exception_attribute(base, attr, node)
         if isinstance(base, Static):
+            if isinstance(base.value, enum.Enum) and attr in ("name", "value"):
+                return Static(getattr(base.value, attr))
             if isinstance(base.value, (int, float, str, tuple, list, dict)) and hasattr(base.value, attr):
                 return MethodRef(base, attr)
         raise self.error(node, f"attribute '{attr}' is not supported on this value")
@@ -1476,11 +1530,27 @@ class Lowerer(LoopLowering, RegionLowering, ContainerLowering, FunctionLowering,
             return self._call_global(fn, args, kwargs, e)  # type: ignore[arg-type]
         if isinstance(fn, Closure):
             return self._call_closure(fn, args, kwargs, e, scope)
+        if isinstance(fn, (ObjectRef, StaticObject)):
+            target = fn.obj
+            if isinstance(target, functools.partial) and all(_simple(a) for a in (*target.args, *target.keywords.values())):
+                # self.act = functools.partial(F.leaky_relu, negative_slope=0.2)
+                kwargs = {**{k: Static(v) for k, v in target.keywords.items()}, **kwargs}
+                args, target = [*(Static(a) for a in target.args), *args], target.func
+            if inspect.isfunction(target) and not isinstance(target, types.MethodType):
+                # a function or lambda held in an attribute: self.act = F.gelu, lambda t: t * 2
+                q = qualname_of(target)
+                if q is not None:
+                    return self._call_global(GlobalRef(q, target), args, kwargs, e)  # type: ignore[arg-type]
+                return self._inline(target, None, args, kwargs, e)
+            if callable(target) and (q := qualname_of(target)) is not None and _importable(q, target):
+                return self._call_global(GlobalRef(q, target), args, kwargs, e)  # type: ignore[arg-type]
         raise self.error(e, "this value is not callable")
 
     def _call_module(self, m: ModuleRef, args: list[Value], kwargs: dict[str, Value], node: ast.Call) -> Value:
         if _has_hooks(m.module):
             raise self.unsupported(node, f"module '{m.path}' with forward hooks (they run when it is called)")
+        if isinstance(m.module, torch.jit.ScriptModule):  # no backend exports TorchScript; its interpreter runs it
+            raise self.unsupported(node, f"TorchScript submodule '{m.path}' (scripted or traced)")
         if isinstance(m.module, nn.Sequential):
             if kwargs or len(args) != 1:
                 raise self.error(node, "nn.Sequential takes exactly one positional input")
@@ -1494,7 +1564,8 @@ class Lowerer(LoopLowering, RegionLowering, ContainerLowering, FunctionLowering,
             raise self.error(node, f"'{m.path}' is a {type(m.module).__name__}, which is not callable")
         if is_leaf_module(m.module):
             ops = [self.materialize(a, node) for a in args] + [self.materialize(v, node) for v in kwargs.values()]
-            return self.emit(d.CallModuleOp(m.path, ops, list(kwargs)), node).results[0]
+            result = self.emit(d.CallModuleOp(m.path, ops, list(kwargs)), node).results[0]
+            return self._structured(result, _LEAF_RESULTS.get(type(m.module)), node)
         if type(m.module).__call__ is not nn.Module.__call__:
             raise self.unsupported(node, f"module '{m.path}' with a custom __call__")
         return self._inline(self._forward_of(m.module, node), m, args, kwargs, node)
@@ -1663,6 +1734,10 @@ class Lowerer(LoopLowering, RegionLowering, ContainerLowering, FunctionLowering,
         if g.qualname.startswith(_SIDE_EFFECT_MODULES):
             raise self.unsupported(node, f"a call with side effects ({g.qualname})")  # runs as Python, as in eager
         statics = all(isinstance(a, Static) for a in args) and all(isinstance(v, Static) for v in kwargs.values())
+        if any(obj is f for f in _TYPE_ANNOTATIONS) and len(args) == 2 and not kwargs:  # torch.jit.annotate(List[Tensor], [])
+            return args[1]
+        if any(obj is f for f in _NOT_COMPILING) and not args and not kwargs:  # eager is neither scripting nor tracing
+            return Static(False)
         if obj is range:
             if not statics:
                 full = [Static(0), args[0], Static(1)] if len(args) == 1 else list(args) + [Static(1)] * (3 - len(args))
@@ -1684,6 +1759,16 @@ class Lowerer(LoopLowering, RegionLowering, ContainerLowering, FunctionLowering,
                 assert isinstance(start, Static)
                 return SeqVal([SeqVal([Static(i + start.value), x]) for i, x in enumerate(seqs[0])])
             return SeqVal([SeqVal(list(t)) for t in zip(*seqs)])
+        if any(obj is f for f in _ITERTOOLS) and not kwargs and (obj in (itertools.product, itertools.chain) or all(
+                isinstance(a, Static) for a in args[1:])):
+            # over compile-time sequences: itertools.product(range(2), self.heads)
+            if obj in (itertools.combinations, itertools.permutations):
+                seqs, rest = [self._as_sequence(args[0], node)], [a.value for a in args[1:]]  # type: ignore[union-attr]
+            else:
+                seqs, rest = [self._as_sequence(a, node) for a in args], []
+            if obj is itertools.chain:
+                return SeqVal([x for seq in seqs for x in seq])
+            return SeqVal([SeqVal(list(t)) for t in obj(*seqs, *rest)])
         if obj in (getattr, hasattr) and len(args) >= 2 and isinstance(args[1], Static):
             target, name = args[0], args[1].value
             if obj is hasattr:
@@ -1695,16 +1780,18 @@ class Lowerer(LoopLowering, RegionLowering, ContainerLowering, FunctionLowering,
                 if len(args) == 3 and isinstance(target, StaticObject) and not hasattr(target.obj, name):
                     return args[2]
                 if len(args) == 3 and isinstance(target, ModuleRef) and not hasattr(target.module, name):
-                    if (id(target.module), name) in self.dirty_attrs:
-                        raise self.unsupported(node, f"a read of '{name}', which forward sets at run time")
                     # Absent now; recorded as read, so a forward that sets it is redone with this read on the host.
-                    self.folded_attrs.setdefault((id(target.module), name), str(self._loc(node)))
+                    self._fold_read(target.module, name, node)
                     return args[2]
                 return self._attribute(target, name, node)
         if obj in (getattr, hasattr) and len(args) >= 2 and isinstance(args[0], ModuleRef):
             if self.loop_depth:
                 raise NeedsStatic
             raise self.error(node, f"{obj.__name__}() on a module needs a compile-time attribute name")
+        if obj is type and len(args) == 1 and isinstance(args[0], (ModuleRef, StaticObject)):
+            target = args[0]
+            cls = type(target.module if isinstance(target, ModuleRef) else target.obj)
+            return self._global(cls, cls.__name__, node)
         if obj is isinstance:
             (v, cls) = args
             classes = _classes_of(cls)
@@ -1777,7 +1864,7 @@ def _many_elements(v: SSAValue) -> bool:
 
 def _simple(x: Any, depth: int = 0) -> bool:
     """A constant, or a list/tuple/dict of constants: folded at compile time."""
-    if x is None or isinstance(x, (bool, int, float, str, torch.dtype)):
+    if x is None or isinstance(x, (bool, int, float, str, torch.dtype, enum.Enum)):
         return True
     if depth > 3:
         return False
@@ -1816,6 +1903,26 @@ def _pure_receiver(obj: Any) -> bool:
 
 
 _INT_METHODS = frozenset({"size", "dim", "ndimension", "numel", "nelement", "element_size"})
+
+
+def _importable(qualname: str, obj: Any) -> bool:
+    try:
+        return resolve_qualname(qualname) is obj
+    except Exception:
+        return False
+
+
+def _lambda_as_def(tree: ast.Module, function: Any, owner: str) -> ast.Module:
+    """The statement holding a lambda, as `def <lambda>(...): return body`."""
+    code = function.__code__
+    params = list(code.co_varnames[:code.co_argcount])
+    found = [n for n in ast.walk(tree) if isinstance(n, ast.Lambda) and [a.arg for a in n.args.args] == params]
+    if len(found) != 1:
+        raise FrontendError(f"cannot tell which lambda of its line {owner}.<lambda> is")
+    lam = found[0]
+    fdef = ast.copy_location(ast.FunctionDef(name="<lambda>", args=lam.args, body=[
+        ast.copy_location(ast.Return(value=lam.body), lam.body)], decorator_list=[], returns=None, type_params=[]), lam)
+    return ast.fix_missing_locations(ast.Module(body=[fdef], type_ignores=[]))
 
 
 def _classes_of(cls: Value) -> tuple[type, ...] | None:
@@ -1936,7 +2043,7 @@ def lower_module(model: nn.Module, example_inputs: Sequence[Any], model_key: str
             raise FrontendError("a fallback region writes attributes of an object the compiler cannot follow, "
                                 "and compiled code reads module attributes that it may change")
         weights = {(id(m), n): f"{path + '.' if path else ''}{n}" for path, m in model.named_modules()
-                   for n in (*m._parameters, *m._buffers)}
+                   for n, _ in (*m.named_parameters(recurse=False), *m.named_buffers(recurse=False))}
         changed = sorted(weights[k] for k in lowerer.written_attrs if k in weights)
         reads_weights = any(isinstance(op, d.ParamOp) for op in module.walk())
         if changed or (lowerer.unknown_writes and reads_weights):

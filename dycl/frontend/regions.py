@@ -456,10 +456,19 @@ class RegionLowering:
     def _static_object(self: Lowerer, e: ast.expr, scope: _Scope) -> Any:
         """The object a `self.config`-style expression names at compile time, or None."""
         if isinstance(e, ast.Name):
+            if e.id not in scope.env:  # a global class or Python module: `Model.calls += 1`
+                obj = self.global_object(e.id)
+                return obj if inspect.isclass(obj) or inspect.ismodule(obj) else None
             v = scope.env.get(e.id)
             return v.module if isinstance(v, ModuleRef) else v.obj if isinstance(v, (StaticObject, ObjectRef)) else None
+        if isinstance(e, ast.Call) and isinstance(e.func, ast.Name) and e.func.id == "type" and len(e.args) == 1 \
+                and self.global_object("type") is type:
+            base = self._static_object(e.args[0], scope)  # type(self).calls += 1
+            return None if base is None else type(base)
         if isinstance(e, ast.Attribute):
             base = self._static_object(e.value, scope)
+            if base is not None and e.attr == "__class__":
+                return type(base)
             if base is not None:
                 if isinstance(base, nn.Module) and e.attr in base._modules:
                     return base._modules[e.attr]

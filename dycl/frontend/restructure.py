@@ -8,6 +8,7 @@ other branch. Exits of nested loops are left alone.
 from __future__ import annotations
 
 import ast
+import copy
 from collections.abc import Callable, Iterator, Sequence
 
 _LOOPS = (ast.For, ast.While, ast.AsyncFor)
@@ -173,3 +174,41 @@ def _lift_body(stmts: Sequence[ast.stmt], flag: str, ret: str) -> list[ast.stmt]
         else:
             out.append(s)  # a `return` inside with/try stays: the frontend falls back for it
     return out
+
+
+_CONDITIONAL = (ast.BoolOp, ast.IfExp, ast.Lambda, ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)
+
+
+def hoist_walrus(stmts: Sequence[ast.stmt]) -> list[ast.stmt]:
+    """`if (s := x.sum()) > 0:` as `s = x.sum()` before `if s > 0:`: assignment
+    expressions evaluated whenever their statement is (not under `and`/`or`, a
+    conditional expression, a lambda or a comprehension, nor in a `while` test)."""
+    out: list[ast.stmt] = []
+    for s in stmts:
+        fields = {ast.If: ("test",), ast.Assign: ("value",), ast.AnnAssign: ("value",), ast.Expr: ("value",),
+                  ast.Return: ("value",), ast.AugAssign: ("value",)}.get(type(s), ())
+        hoisted: list[ast.stmt] = []
+        if not any(isinstance(n, ast.NamedExpr) for f in fields for n in ast.walk(getattr(s, f) or ast.Pass())):
+            out.append(s)
+            continue
+        s = copy.deepcopy(s)  # the parsed function is lowered again (retries, unrolled calls)
+        for name in fields:
+            value = getattr(s, name)
+            if value is not None:
+                setattr(s, name, _Hoister(hoisted).visit(value))
+        out.extend(hoisted)
+        out.append(s)
+    return out
+
+
+class _Hoister(ast.NodeTransformer):
+    def __init__(self, hoisted: list[ast.stmt]):
+        self.hoisted = hoisted
+
+    def generic_visit(self, node: ast.AST) -> ast.AST:
+        return node if isinstance(node, _CONDITIONAL) else super().generic_visit(node)
+
+    def visit_NamedExpr(self, node: ast.NamedExpr) -> ast.AST:
+        value = self.visit(node.value)
+        self.hoisted.append(_assign(node.target.id, value, node))
+        return _name(node.target.id, node)

@@ -256,6 +256,8 @@ def is_leaf_module(module: nn.Module) -> bool:
     """torch.nn's own modules are kept as leaf calls; user modules are inlined."""
     if isinstance(module, CONTAINER_MODULES):
         return False
+    if isinstance(module, torch.jit.ScriptModule):  # scripted or traced: its Python source is not the model's
+        return True
     mod = type(module).__module__
     return mod.startswith("torch.nn.") or mod.startswith("torch.ao.nn.")
 

@@ -6,13 +6,14 @@ import importlib.util
 import shutil
 import sys
 import threading
+import warnings
 from pathlib import Path
 from typing import Any, Callable
 
 import torch
 
-from dycl.diagnostics import DyclError, InputError
-from dycl.pyregion import to_torch
+from dycl.diagnostics import DyclError, FallbackWarning, InputError
+from dycl.pyregion import load_model, to_torch
 from dycl.runtime.artifact import check
 from dycl.signature import Signature
 
@@ -66,6 +67,7 @@ class CompiledModel:
         # Set by dycl.compile(dynamic="auto"): compiles the model for other input shapes.
         self.specialize: Callable[[list[Any]], CompiledModel] | None = None
         self._specializations: dict[tuple[Any, ...], CompiledModel] = {}
+        self._eager_model: Any = None
 
     # ----------------------------------------------------------------- calling
 
@@ -139,6 +141,8 @@ class CompiledModel:
         # Backends take dense, aligned buffers: copy strided views and views at an offset.
         args = inputs
         if not all(x.is_contiguous() and not x.storage_offset() for x in inputs):
+            if self.manifest.get("layout_sensitive"):
+                return self._eager(inputs)
             args = tuple(x if x.is_contiguous() and not x.storage_offset()
                          else x.clone(memory_format=torch.contiguous_format) for x in inputs)
             versions = [a._version for a in args]
@@ -151,6 +155,22 @@ class CompiledModel:
                         with torch.no_grad():
                             x.copy_(a)
             return out
+
+    def _eager(self, inputs: tuple[Any, ...]) -> Any:
+        """forward asks for the inputs' strides, and the program was built for dense
+        inputs: these run the model itself, as eager does (a FallbackWarning once)."""
+        with self._lock:
+            if self._eager_model is None:
+                program = self._program or self.program
+                root = getattr(program, "root", None)
+                self._eager_model = root if isinstance(root, torch.nn.Module) else self._model \
+                    or load_model(str(self.path), self.manifest)
+                warnings.warn(FallbackWarning(
+                    f"{self.manifest['model']}: forward asks for its inputs' memory layout (is_contiguous, "
+                    "stride, ...) and was compiled for dense inputs; calls with strided inputs run the model "
+                    "as eager Python"), stacklevel=3)
+            with torch.no_grad():
+                return self._eager_model(*inputs)
 
     def _specialization(self, inputs: tuple[Any, ...]) -> CompiledModel | None:
         """The model compiled for these inputs' shapes (compiled now on first use),

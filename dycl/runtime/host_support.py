@@ -153,7 +153,7 @@ class Program:
             if model is not None:
                 self.root = model
             else:
-                self.root = load_model(path, manifest) if regions else StateHolder()
+                self.root = load_model(path, manifest) if regions or manifest.get("layout_sensitive") else StateHolder()
             for name, (code, globals_name, where) in (regions or {}).items():
                 setattr(self, name, make_region(code, globals_name, where))
             for name, module_path in (state or {}).items():
