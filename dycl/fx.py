@@ -253,10 +253,11 @@ def _nonnegative_index(index: Any, source: Attribute) -> Any:
         if i is None:
             out.append(i)
             continue
-        if isinstance(i, int) and not isinstance(i, bool) and i < 0 and n >= 0:
-            i += n
+        if isinstance(i, int) and not isinstance(i, bool) and -n <= i < 0:
+            i += n  # (past -n stays as it is: torch raises IndexError, as eager does)
         elif isinstance(i, slice) and n >= 0:
-            i = slice(*(b + n if isinstance(b, int) and b < 0 and k < 2 else b
+            # a bound before the start clamps to 0, as Python's slices do (x[-3:] of 2 rows is both)
+            i = slice(*(max(b + n, 0) if isinstance(b, int) and not isinstance(b, bool) and b < 0 and k < 2 else b
                         for k, b in enumerate((i.start, i.stop, i.step))))
         out.append(i)
         dim += 1

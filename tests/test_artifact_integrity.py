@@ -75,6 +75,8 @@ CORRUPTIONS = {
     "path outside": (_outside, "names '../outside.txt', outside the artifact"),
     "other torch": (_set(["versions", "torch"], "1.0.0"), "built against other versions: torch 1.0.0"),
     "older format": (_set(["version"], 1), "format version 1"),
+    "edited input shape": (_set(["inputs", 0, "shape"], [4, 16]), "manifest.json differs from the one dycl wrote"),
+    "edited signature": (_set(["signature", "inputs"], []), "manifest.json differs from the one dycl wrote"),
     "unvouched host": (lambda art: (lambda m: (m["files"].pop("host.py"), _write_manifest(art, m)))(_manifest(art)),
                        "does not vouch for host.py"),
 }

@@ -47,6 +47,15 @@ class HalfCast(nn.Module):  # Inductor kept float32 through .half()
         return x.half().float() + x, x.to(torch.bfloat16).float()
 
 
+class TopkOfTiedScores(nn.Module):  # ONNX Runtime's TopK picks other tied positions
+    def __init__(self):
+        super().__init__()
+        self.router = nn.Linear(4, 1)
+
+    def forward(self, x):
+        return torch.topk(self.router(x).squeeze(-1), 3, dim=1).indices
+
+
 def _inputs(name):
     x = torch.tensor([[-1.05, -0.2, 0.5, -2.0], [1.3, -0.77, 2.5, 0.01]])
     special = x.clone()
@@ -55,6 +64,8 @@ def _inputs(name):
         return [[x, torch.ones(2, 4)], [special, x]]
     if name == "RightShift":
         return [[torch.tensor([[-7, -1, 7, -8]])]]
+    if name == "TopkOfTiedScores":  # identical rows (padding): every score ties
+        return [[torch.randn(2, 6, 4)], [torch.ones(2, 6, 4)]]
     return [[x], [special]]
 
 
@@ -70,7 +81,7 @@ def _same(a, b):
 
 
 @pytest.mark.parametrize("backend", ["tvm", "onnxruntime"])
-@pytest.mark.parametrize("cls", [Alpha, FloorDivide, IntTimesFloat, NanChecks, RightShift])
+@pytest.mark.parametrize("cls", [Alpha, FloorDivide, IntTimesFloat, NanChecks, RightShift, TopkOfTiedScores])
 def test_builds_that_differ_from_their_torch_graph_are_not_used(cls, backend):
     model = cls().eval()
     cases = _inputs(cls.__name__)

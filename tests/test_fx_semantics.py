@@ -39,6 +39,23 @@ def test_negative_subscripts_on_tvm():
             assert torch.equal(got, want)
 
 
+class SlicesPastTheStart(nn.Module):
+    """Transformer-XL's `mems[:, -mem_len:]` before the memory is full."""
+
+    def forward(self, x):
+        return x[:, -3:], x[-3:], x[-3:][0], x[-5:-1], x[:-5], x[-2]
+
+
+@pytest.mark.parametrize("backend", ["torch", "tvm", "onnxruntime"])
+def test_negative_slice_bounds_past_the_start_clamp(backend):
+    """A bound of -3 on 2 rows was made -1 (counted from the end again): x[-3:]
+    kept one row, on every backend."""
+    cm = dycl.compile(SlicesPastTheStart(), (torch.randn(2, 2),), backend=backend, fallback="error")
+    x = torch.randn(2, 2)
+    for got, want in zip(cm(x), SlicesPastTheStart()(x)):
+        assert got.shape == want.shape and torch.equal(got, want)
+
+
 def test_integer_tensor_compared_with_a_float_on_tvm():
     model = IntBelowHalf()
     example = (torch.tensor([1, 2], dtype=torch.int32), torch.tensor([0.5, 1.5]))

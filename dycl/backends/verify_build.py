@@ -86,6 +86,10 @@ def _probes(spec: SubgraphSpec) -> list[tuple[str, list[Any]]]:
               if isinstance(x, torch.Tensor) and not x.is_floating_point() and x.dtype != torch.bool else x
               for x in base]
     out.append(("negative integers", signed))
+    # Every element equal (rows of padding): ties, where topk/sort/argmax pick by position
+    # and runtimes pick other positions than torch (ONNX Runtime's TopK).
+    out.append(("equal values", [torch.full_like(x, 0.5) if isinstance(x, torch.Tensor) and x.is_floating_point()
+                                 else x for x in base]))
     floats = [i for i, x in enumerate(base) if isinstance(x, torch.Tensor) and x.is_floating_point() and x.numel()]
     # Each float input on its own (`remainder(x, inf)`), or all at once where there are many.
     groups = [[i] for i in floats] if len(floats) <= 3 else [floats]
@@ -164,7 +168,8 @@ def _same(want: Any, got: Any) -> bool:
 def check_build(backend: str, spec: SubgraphSpec, out_dir: Path, file: str, target: Target) -> str | None:
     """Why the built sub-DNN differs from its own torch graph on some probe, or None.
 
-    Probes: the example inputs, larger and negative values, each special value, and
+    Probes: the example inputs, larger and negative values, equal values (ties), each
+    special value, and
     for dynamic dimensions two other sizes. Where the torch graph itself raises on a
     probe (an index out of range), or the shape guards refuse its sizes, the probe
     is skipped. The torch backend is the reference and is not checked.

@@ -1,7 +1,7 @@
 """What makes an artifact trustworthy to load: `manifest.json` names every file with
 its SHA-256 and the versions of the runtimes it was built against; `check` refuses
-anything else (a missing, truncated or edited file, a manifest that does not parse
-or lacks keys, an unknown backend, a path outside the artifact, other versions)
+anything else (a missing, truncated or edited file, an edited manifest, a manifest
+that does not parse or lacks keys, an unknown backend, a path outside the artifact, other versions)
 with a message naming the file and the problem."""
 
 from __future__ import annotations
@@ -44,7 +44,15 @@ def seal(out_dir: Path, manifest: dict[str, Any]) -> dict[str, Any]:
     """`manifest` with the hash of every file already in `out_dir` and the versions."""
     files = {p.relative_to(out_dir).as_posix(): sha256(p) for p in sorted(out_dir.rglob("*"))
              if p.is_file() and p.name != MANIFEST}
-    return {**manifest, "version": MANIFEST_VERSION, "versions": versions(), "files": files}
+    sealed = {**manifest, "version": MANIFEST_VERSION, "versions": versions(), "files": files}
+    return {**sealed, "manifest_sha256": _digest(sealed)}
+
+
+def _digest(manifest: dict[str, Any]) -> str:
+    """The manifest's own content (input shapes, signature, backends), so an edit is
+    refused at load rather than failing inside a runtime at the first call."""
+    body = {k: v for k, v in manifest.items() if k != "manifest_sha256"}
+    return hashlib.sha256(json.dumps(body, sort_keys=True).encode()).hexdigest()
 
 
 def check(path: Path) -> dict[str, Any]:
@@ -93,6 +101,8 @@ def check(path: Path) -> dict[str, Any]:
     differ = [f"{k} {built.get(k)} (here {here.get(k)})" for k in sorted(needed) if built.get(k) != here.get(k)]
     if differ:
         raise _refuse(path, "built against other versions: " + ", ".join(differ))
+    if manifest.get("manifest_sha256") != _digest(manifest):
+        raise _refuse(path, f"{MANIFEST} differs from the one dycl wrote (edited)")
     return manifest
 
 
