@@ -547,3 +547,36 @@ def test_torchscript_submodules_run_as_torchscript(tmp_path):
             assert torch.equal(cm(*args), model(*args)), args
     assert {r["construct"] for r in cm.fallbacks} != {"forward"} and len(cm.subgraphs) >= 2, cm.fallbacks
     assert all("TorchScript submodule" in r["reason"] for r in cm.fallbacks)
+
+
+class RotaryCache(torch.nn.Module):
+    """LLaMA's rotary embedding: a longer input re-registers the cached buffer."""
+
+    def __init__(self, dim=8, max_pos=4):
+        super().__init__()
+        self.register_buffer("inv_freq", 1.0 / (10000 ** (torch.arange(0, dim, 2).float() / dim)), persistent=False)
+        self._set_cos_sin_cache(max_pos)
+
+    def _set_cos_sin_cache(self, seq_len):
+        self.max_seq_len_cached = seq_len
+        freqs = torch.outer(torch.arange(seq_len, dtype=torch.float32), self.inv_freq)
+        self.register_buffer("cos_cached", torch.cat((freqs, freqs), -1).cos(), persistent=False)
+
+    def forward(self, x):
+        seq_len = x.shape[1]
+        if seq_len > self.max_seq_len_cached:
+            self._set_cos_sin_cache(seq_len)
+        return x * self.cos_cached[:seq_len]
+
+
+def test_a_buffer_registered_again_in_forward_is_not_a_constant():
+    """nn.Module.register_buffer was inlined from torch's source, so the buffer it
+    replaced was never seen as written: the longer call read the old 4-row cache."""
+    model, twin = RotaryCache().eval(), RotaryCache().eval()
+    cm = dycl.compile(twin, [torch.randn(2, 3, 8)])
+    for n in (3, 6, 5, 9):
+        x = torch.randn(2, n, 8)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            assert torch.allclose(cm(x), model(x)), n
+    assert twin.max_seq_len_cached == model.max_seq_len_cached == 9

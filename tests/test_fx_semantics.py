@@ -542,3 +542,18 @@ def test_config_and_callable_styles_compile_whole(cls):
         x = torch.randn(shape) * s
         with torch.no_grad():
             assert torch.allclose(cm(x), model(x), atol=1e-6)
+
+
+class WorkList(nn.Module):
+    def forward(self, x):
+        stack, out = [0, 1, 2], []
+        while stack:  # a list known at compile time: its truth is its length
+            i = stack.pop()
+            out.append(x[i] * 2)
+        return torch.stack(out) if out and not stack else x
+
+
+def test_while_over_a_compile_time_list_ends_when_it_is_empty():
+    cm = dycl.compile(WorkList(), (torch.randn(3, 2),), fallback="error")
+    x = torch.randn(3, 2)
+    assert torch.equal(cm(x), WorkList()(x))

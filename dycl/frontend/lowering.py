@@ -1327,7 +1327,10 @@ class Lowerer(LoopLowering, RegionLowering, ContainerLowering, FunctionLowering,
         `a and b` may then be a plain truth value instead of the operand Python returns."""
         if isinstance(e, ast.BoolOp):
             return self._boolop(e, scope)
-        return self.expr(e, scope)
+        v = self.expr(e, scope)
+        if isinstance(v, SeqVal):  # `while stack:` over a list known at compile time: its length
+            return Static(bool(v.items))
+        return v
 
     def _boolop_value(self, e: ast.BoolOp, scope: _Scope) -> Value:
         """`a and b` / `a or b` as a value: the operand Python returns (`h or x` is a
@@ -1336,8 +1339,9 @@ class Lowerer(LoopLowering, RegionLowering, ContainerLowering, FunctionLowering,
         first = self.expr(e.values[0], scope)
         rest = e.values[1:]
         tail = (ast.copy_location(ast.BoolOp(op=e.op, values=rest), e) if len(rest) > 1 else rest[0]) if rest else None
-        if isinstance(first, Static):
-            if tail is None or bool(first.value) != is_and:  # decided: False and ..., True or ...
+        if isinstance(first, (Static, SeqVal)):
+            truth = bool(first.items) if isinstance(first, SeqVal) else bool(first.value)
+            if tail is None or truth != is_and:  # decided: False and ..., True or ...
                 return first
             return self.expr(tail, scope)
         if tail is None:
@@ -1649,7 +1653,12 @@ class Lowerer(LoopLowering, RegionLowering, ContainerLowering, FunctionLowering,
             static = self.static_method_call(recv, mref.name, args, kwargs, node)
             if static is not None:
                 return static
-            return self._inline(getattr(type(recv.module), mref.name), recv, args, kwargs, node)
+            method = getattr(type(recv.module), mref.name)
+            if (getattr(method, "__module__", None) or "").startswith("torch."):
+                # nn.Module's own machinery (register_buffer, parameters, apply): its
+                # internals are not the model's code; called as Python, its writes recorded.
+                raise self.unsupported(node, f"torch's nn.Module.{mref.name}")
+            return self._inline(method, recv, args, kwargs, node)
         if isinstance(recv, SeqVal):
             return self.container_method(recv, mref.name, args, kwargs, node)
         if isinstance(recv, Static):

@@ -390,6 +390,14 @@ class RegionLowering:
                 target = node
             elif isinstance(node, (ast.Subscript,)) and isinstance(node.ctx, (ast.Store, ast.Del)):
                 target = node.value
+            elif isinstance(node, ast.Call) and (named := _named_attribute_write(node)) is not None:
+                # self.register_buffer("cos_cached", t), setattr(self, "k", v): that attribute changes
+                owner = self._static_object(named[0], scope)
+                if owner is not None:
+                    self.written_attrs.add((id(owner), named[1]))
+                else:
+                    self.unknown_writes = True
+                continue
             elif isinstance(node, ast.Call):
                 # self.xs.append(...), self.h.add_(...): the attribute's value changes.
                 if isinstance(node.func, ast.Attribute) and isinstance(node.func.value, ast.Attribute) and not \
@@ -531,6 +539,21 @@ def _class_writes(cls: type) -> frozenset[str]:
 def model_state_writes(model: nn.Module) -> set[tuple[int, str]]:
     """Every (module, attribute) some method of the model may assign."""
     return {(id(m), a) for m in model.modules() for a in _class_writes(type(m))}
+
+
+_REGISTERS = ("register_buffer", "register_parameter", "register_module", "add_module")
+
+
+def _named_attribute_write(call: ast.Call) -> tuple[ast.expr, str] | None:
+    """(owner, name) of `owner.register_buffer("name", ...)` or `setattr(owner, "name", v)`."""
+    f, args = call.func, call.args
+    if isinstance(f, ast.Attribute) and f.attr in _REGISTERS and args and isinstance(args[0], ast.Constant) \
+            and isinstance(args[0].value, str):
+        return f.value, args[0].value
+    if isinstance(f, ast.Name) and f.id in ("setattr", "delattr") and len(args) >= 2 and \
+            isinstance(args[1], ast.Constant) and isinstance(args[1].value, str):
+        return args[0], args[1].value
+    return None
 
 
 def _is_constant(x: Any) -> bool:
