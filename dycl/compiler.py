@@ -25,6 +25,7 @@ from xdsl.passes import ModulePass
 
 from dycl.runtime.artifact import seal
 from dycl.diagnostics import DyclError, FrontendError, SourceLoc
+from dycl.arguments import Arguments, bind, flatten, parameters_of
 from dycl.backends.base import POLICIES, BuildOptions, Target, get_backend
 from dycl.dialects import dycl as d
 from dycl.frontend.lowering import FOLDED_ATTR, LAYOUT_ATTR, lower_module
@@ -100,7 +101,7 @@ def lower_and_optimize(model: nn.Module, inputs: Sequence[torch.Tensor], pipelin
                        report: CompileReport | None = None, model_key: str | None = None,
                        fallback: str = "none", dumper: IrDumper | None = None, reason: str = "",
                        cut_data_dependent: bool = False, signature: Signature | None = None,
-                       as_python: dict[SourceLoc, str] | None = None) -> ModuleOp:
+                       as_python: dict[SourceLoc, str] | None = None, arguments: Arguments | None = None) -> ModuleOp:
     from dycl.passes.pipelines import pipeline_passes
 
     start = time.perf_counter()
@@ -110,7 +111,7 @@ def lower_and_optimize(model: nn.Module, inputs: Sequence[torch.Tensor], pipelin
         report.import_seconds = time.perf_counter() - start
     start = time.perf_counter()
     module = lower_module(model, inputs, model_key or register_live(model), fallback=fallback, reason=reason,
-                          signature=signature, as_python=as_python)
+                          signature=signature, as_python=as_python, arguments=arguments)
     if report is not None:
         report.frontend_seconds = time.perf_counter() - start
     if dumper:
@@ -122,7 +123,7 @@ def lower_and_optimize(model: nn.Module, inputs: Sequence[torch.Tensor], pipelin
 def build_artifact(module: ModuleOp, model: nn.Module, inputs: Sequence[torch.Tensor], out_dir: Path,
                    target: Target, backend: str, report: CompileReport | None = None, *, jobs: int = 1,
                    options: BuildOptions = BuildOptions(), outputs: list[dict[str, Any]] | None = None,
-                   signature: Signature | None = None) -> None:
+                   signature: Signature | None = None, arguments: Arguments | None = None) -> None:
     out_dir.mkdir(parents=True, exist_ok=True)
     builds: list[BuildJob] = []
     for f in module.ops:
@@ -160,6 +161,9 @@ def build_artifact(module: ModuleOp, model: nn.Module, inputs: Sequence[torch.Te
         "inputs": [{"shape": list(x.shape), "dtype": str(x.dtype).removeprefix("torch.")} for x in inputs],
         # What a call may pass: the example shapes, or symbolic dimensions with ranges.
         "signature": (signature or Signature.of_examples(inputs, dynamic=False)).to_json(),
+        # forward's parameters (calls by keyword) and, where they are not all tensors, what each was.
+        **({"parameters": [p.to_json() for p in params]} if (params := parameters_of(model)) is not None else {}),
+        **({"argument_spec": spec} if (spec := argument_spec(model, inputs, arguments)) is not None else {}),
         **({"outputs": outputs} if outputs is not None else {}),
         "subgraphs": subgraphs,
         "hcfg": hcfg.counts(),
@@ -248,6 +252,12 @@ def compile(
 ) -> Any:
     """Compile a dynamic `model` for `target`; returns a callable `CompiledModel`.
 
+    `example_inputs` are forward's arguments, by position or (a mapping) by name:
+    tensors, and numbers, strings, booleans, None and lists/tuples of them, which
+    are compile-time constants (dycl/arguments.py). The compiled model binds its
+    calls as Python does (keywords, defaults); a call with other constants or
+    list lengths compiles for them on first use under `dynamic="auto"`.
+
     `backend="auto"` gives each sub-DNN the measurably fastest backend (see
     dycl/backends/auto.py). `jobs` builds that many sub-DNNs at once (worker
     processes); `tune_trials` tunes TVM's kernels with MetaSchedule (that many
@@ -300,7 +310,9 @@ def compile(
         return compile(**{**params, "dynamic": "auto"})
     from dycl.runtime import CompiledModel
 
-    inputs = list(example_inputs)
+    call_args, call_kwargs = ((), dict(example_inputs)) if isinstance(example_inputs, Mapping) else (
+        tuple(example_inputs), {})
+    inputs, arguments = bind_examples(model, call_args, call_kwargs)
     tgt = Target.parse(target, arch)
     options = build_options(tgt, tune_trials, tuning_dir)
     if jobs < 1:
@@ -328,7 +340,7 @@ def compile(
     # A backend that cannot build data-dependent output sizes gets sub-DNNs cut at them.
     cut = backend not in POLICIES and not get_backend(backend).data_dependent_shapes
     _check_dump_ir(wanted, pipeline, backend in POLICIES, cut)
-    eager_error, outputs = _eager_error(model, inputs)
+    eager_error, outputs = _eager_error(model, call_args, call_kwargs)
     final: Path | None = None
     if out_dir is None:
         out = Path(tempfile.mkdtemp(prefix="dycl-"))
@@ -358,13 +370,14 @@ def compile(
         try:
             module = lower_and_optimize(model, inputs, pipeline, report, model_key, tier, dumper,
                                         reason=attempts[0].split(": ", 1)[1] if attempts else "",
-                                        cut_data_dependent=cut, signature=sig, as_python=as_python)
+                                        cut_data_dependent=cut, signature=sig, as_python=as_python,
+                                        arguments=arguments)
             chosen = backend
             if backend in POLICIES:
                 choose_backends(module, tgt, report, backend, dumper)
                 chosen = "torch"  # every sub-DNN now names its own
             build_artifact(module, model, inputs, out, tgt, chosen, report, jobs=jobs, options=options,
-                           outputs=outputs, signature=sig)
+                           outputs=outputs, signature=sig, arguments=arguments)
             break
         except BaseException as e:
             shutil.rmtree(out, ignore_errors=True)
@@ -388,7 +401,7 @@ def compile(
             shutil.rmtree(out, ignore_errors=True)
             raise
     if eager_error is not None:
-        _check_raises_too(out, module, report, model, inputs, eager_error)
+        _check_raises_too(out, module, report, model, call_args, call_kwargs, eager_error)
     if final is not None:
         _replace_dir(out, final)
         out = final
@@ -452,19 +465,46 @@ def _check_dump_ir(names: list[str], pipeline: str, policy: bool, cut: bool = Fa
     check_stages(names, pipeline, passes, "to dump the IR after")
 
 
-def _eager_error(model: nn.Module, inputs: list[Any]) -> tuple[InputError | None, list[dict[str, Any]] | None]:
+def bind_examples(model: nn.Module, args: Sequence[Any], kwargs: Mapping[str, Any]) -> tuple[list[Any], Any]:
+    """The program's example tensors, and how forward's arguments are made of them
+    (None where they are forward's positional arguments as they are)."""
+    params = parameters_of(model)
+    if params is None or (not kwargs and all(isinstance(x, torch.Tensor) for x in args)):
+        if kwargs:
+            raise UsageError("example inputs by name need a forward without *args/**kwargs")
+        return list(args), None
+    flat, specs = flatten(bind(params, args, kwargs))
+    return flat, Arguments(params, specs)
+
+
+def argument_spec(model: nn.Module, inputs: Sequence[Any], arguments: Arguments | None) -> list[Any] | None:
+    """What each of forward's parameters was at compile time, for the manifest (calls
+    by keyword, and calls with other constants, compare against it)."""
+    if arguments is not None:
+        return arguments.specs
+    params = parameters_of(model)
+    if params is None:
+        return None
+    try:
+        return flatten(bind(params, inputs, {}))[1]
+    except InputError:
+        return None
+
+
+def _eager_error(model: nn.Module, args: Sequence[Any],
+                 kwargs: Mapping[str, Any] = {}) -> tuple[InputError | None, list[dict[str, Any]] | None]:
     """Eager's verdict on the example inputs. A torch op rejecting them (a dtype the
     weights do not take, a wrong shape) is a compile error here, as in eager; the
     model's own `raise`/`assert` is returned, to compare with the compiled model's."""
     from dycl.diagnostics import user_code_error
     from dycl.region_typing import protected
 
-    if any(isinstance(x, torch.Tensor) and x.is_meta for x in inputs):
+    if any(isinstance(x, torch.Tensor) and x.is_meta for x in (*args, *kwargs.values())):
         return None, None  # refused with its own diagnostic by the input checks
     try:
         with protected(model, getattr(sys.modules.get(type(model).__module__), "__dict__", None)), torch.no_grad():
             # Clones: a model that updates its input in place must not change the caller's examples.
-            result = model(*[x.clone() if isinstance(x, torch.Tensor) else x for x in inputs])
+            result = model(*_cloned(args), **dict(zip(kwargs, _cloned(kwargs.values()))))
     except Exception as e:
         err = user_code_error(e, "the model, run eagerly on the example inputs,")
         error = InputError(err.message, err.loc, "eager PyTorch rejects these inputs, so dycl does too")
@@ -507,8 +547,12 @@ def _raised_by_the_model(e: BaseException) -> bool:
     return linecache.getline(file, tb.tb_lineno).lstrip().startswith(("raise", "assert"))
 
 
-def _check_raises_too(out: Path, module: Any, report: CompileReport, model: nn.Module, inputs: list[Any],
-                      eager_error: InputError) -> None:
+def _cloned(values: Any) -> list[Any]:
+    return [x.clone() if isinstance(x, torch.Tensor) else x for x in values]
+
+
+def _check_raises_too(out: Path, module: Any, report: CompileReport, model: nn.Module, args: Sequence[Any],
+                      kwargs: Mapping[str, Any], eager_error: InputError) -> None:
     """A model that raises on its example inputs compiles only if the compiled model
     raises on them too (a data-dependent `raise` is part of its meaning); one that
     runs where eager raised would be a silently different program."""
@@ -517,7 +561,8 @@ def _check_raises_too(out: Path, module: Any, report: CompileReport, model: nn.M
 
     try:
         with protected(model, getattr(sys.modules.get(type(model).__module__), "__dict__", None)):
-            CompiledModel(out, module=module, report=report, model=model)(*[x.clone() if isinstance(x, torch.Tensor) else x for x in inputs])
+            CompiledModel(out, module=module, report=report, model=model)(
+                *_cloned(args), **dict(zip(kwargs, _cloned(kwargs.values()))))
     except Exception:
         return
     shutil.rmtree(out, ignore_errors=True)

@@ -20,6 +20,7 @@ from dycl.diagnostics import PassError
 from dycl.dialects import dycl as d
 from dycl.frontend.values import resolve_qualname
 from dycl.passes.shape_inference import arith_constant_value, python_constant
+from dycl.tensor_ops import int_floor_divide, int_remainder
 from dycl.types import dim_names, dtype_of
 
 
@@ -82,6 +83,16 @@ def subgraph_spec(fn: func.FuncOp, model: nn.Module) -> SubgraphSpec:
     return spec
 
 
+def computes_in_double(fn: func.FuncOp) -> bool:
+    """A sub-DNN with float64 tensors: host floats enter it as float64 (as Python's
+    float meets `x.double()` in eager), not float32."""
+    def double(t: Any) -> bool:
+        return isinstance(t, TensorType) and t.element_type == f64
+
+    return any(double(r.type) for op in fn.walk() for r in op.results) or any(
+        double(t) for t in fn.function_type.inputs.data)
+
+
 def example_inputs(fn: func.FuncOp, seed: int = 0, spec: SubgraphSpec | None = None) -> list[torch.Tensor]:
     """Random inputs of the function's input types (for export and tuning); a
     dynamic dimension gets DYNAMIC_EXAMPLE_SIZE (with `spec`, related dimensions
@@ -90,6 +101,9 @@ def example_inputs(fn: func.FuncOp, seed: int = 0, spec: SubgraphSpec | None = N
     sizes = {d: spec.example_size(k, DYNAMIC_EXAMPLE_SIZE) for k, d in enumerate(spec.dynamic)} if spec else {}
     out = []
     for i, t in enumerate(fn.function_type.inputs.data):
+        if t == f64 and computes_in_double(fn):
+            out.append(torch.tensor(0.5, dtype=torch.float64))  # (the host hands it over so: _f64)
+            continue
         if t in _SCALAR_EXAMPLES:  # host scalars enter sub-DNNs as 0-d tensors
             out.append(_SCALAR_EXAMPLES[t]())
             continue
@@ -147,7 +161,11 @@ def to_graph_module(fn: func.FuncOp, model: nn.Module) -> fx.GraphModule:
                     args = _promote_compared(graph, op, args)
                 if op.target.data == "_operator.getitem" and len(args) == 2:
                     args = [args[0], _nonnegative_index(args[1], op.operands[0].type)]
-                if op.target.data in _FLOOR_DIVIDE and any(isinstance(a, fx.Node) for a in args):
+                if op.target.data in (*_FLOOR_DIVIDE, *_REMAINDER) and _integer_result(op) and not kwargs and \
+                        len(args) == 2 and any(isinstance(a, fx.Node) for a in args):
+                    # INT_MIN // -1 and % -1: the CPU's idiv traps where torch wraps
+                    target = int_floor_divide if op.target.data in _FLOOR_DIVIDE else int_remainder
+                elif op.target.data in _FLOOR_DIVIDE and any(isinstance(a, fx.Node) for a in args):
                     # torch floors; ONNX's Div (what the exporter makes of //) truncates
                     target, kwargs = torch.div, {**kwargs, "rounding_mode": "floor"}
                 elif target is operator.pow and args and not isinstance(args[0], fx.Node):
@@ -209,6 +227,13 @@ _ARITHMETIC_METHODS = frozenset({"add", "sub", "mul", "div", "__add__", "__sub__
 
 
 _FLOOR_DIVIDE = frozenset({"_operator.floordiv", "torch.floor_divide"})
+_REMAINDER = frozenset({"_operator.mod", "torch.remainder"})
+
+
+def _integer_result(op: Any) -> bool:
+    t = op.result.type
+    return isinstance(t, TensorType) and not dtype_of(t.element_type).is_floating_point and \
+        dtype_of(t.element_type) != torch.bool
 _COMPARISON_NAMES = ("lt", "le", "gt", "ge", "eq", "ne")
 _COMPARISONS = frozenset(f"{m}.{f}" for m in ("_operator", "torch") for f in _COMPARISON_NAMES)
 _COMPARISON_METHODS = frozenset([*_COMPARISON_NAMES, *(f"__{f}__" for f in _COMPARISON_NAMES)])

@@ -112,8 +112,18 @@ class Signature:
                     shape.append(f"?{anonymous}")
                     anonymous += 1
             inputs.append(InputSpec(tuple(shape), DTYPES[str(node.children[-1])]))
-        declared = {n: r for names, r in ranges for n in names}
-        sig = Signature(tuple(inputs), {**declared, **parse_ranges(dims)})
+        declared: dict[str, tuple[int, int | None]] = {}
+        for names, r in ranges:
+            for n in names:
+                if n in declared:
+                    raise UsageError(f"the {what} gives '{n}' two ranges ({_range_text(declared[n])} and "
+                                     f"{_range_text(r)})")
+                declared[n] = r
+        given = parse_ranges(dims)
+        if twice := sorted(set(declared) & set(given)):
+            raise UsageError(f"'{twice[0]}' has a range in the {what} ({_range_text(declared[twice[0]])}) and in "
+                             f"--dim/dims ({_range_text(given[twice[0]])})")
+        sig = Signature(tuple(inputs), {**declared, **given})
         unused = set(sig.ranges) - sig.names()
         if unused:
             raise UsageError(f"--dim names {', '.join(sorted(unused))}, which no input dimension uses "
@@ -204,8 +214,14 @@ def parse_ranges(dims: Iterable[str] | Mapping[str, tuple[int, int | None]]) -> 
         if hi is not None and hi < lo:
             raise UsageError(f"bad --dim '{text}': the range {lo}..{hi} is empty")
         for name in names:
+            if name in out:
+                raise UsageError(f"bad --dim '{text}': '{name}' already has a range ({_range_text(out[name])})")
             out[name] = (lo, hi)
     return out
+
+
+def _range_text(r: tuple[int, int | None]) -> str:
+    return f"{r[0]}..{'' if r[1] is None else r[1]}"
 
 
 def _range(tree: Any) -> tuple[list[str], tuple[int, int | None]]:

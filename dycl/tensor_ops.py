@@ -17,3 +17,45 @@ def setitem(t: torch.Tensor, index: Any, value: Any) -> torch.Tensor:
     out = t.clone()
     out[index] = value
     return out
+
+
+_SCALAR_NAMES = {torch.float32: "Float", torch.float64: "Double", torch.float16: "Half", torch.bfloat16: "BFloat16",
+                 torch.int64: "Long", torch.int32: "Int", torch.int16: "Short", torch.int8: "Char",
+                 torch.uint8: "Byte", torch.bool: "Bool", torch.complex64: "ComplexFloat",
+                 torch.complex128: "ComplexDouble"}
+
+
+def inplace_result(new: Any, old: Any) -> Any:
+    """What `old op= e` / `old.op_(e)` leaves in `old`: `new` (the out-of-place
+    result) in old's dtype and shape, with the errors eager raises where an in-place
+    op cannot write it (a float result into an integer tensor, a larger shape)."""
+    if not isinstance(new, torch.Tensor) or not isinstance(old, torch.Tensor):
+        return new
+    if not torch.can_cast(new.dtype, old.dtype):
+        raise RuntimeError(f"result type {_SCALAR_NAMES.get(new.dtype, new.dtype)} can't be cast to the desired "
+                           f"output type {_SCALAR_NAMES.get(old.dtype, old.dtype)}")
+    if new.shape != old.shape:
+        shape = torch.broadcast_shapes(new.shape, old.shape)
+        if shape != old.shape:
+            raise RuntimeError(f"output with shape {list(old.shape)} doesn't match the broadcast shape {list(shape)}")
+        new = new.expand_as(old)
+    return new.to(old.dtype)
+
+
+def int_floor_divide(a: Any, b: Any) -> torch.Tensor:
+    """Integer `a // b` with torch's result for INT_MIN // -1 (it wraps): compiled
+    code divides with the CPU's idiv, which traps (SIGFPE killed the process)."""
+    if not isinstance(b, torch.Tensor):
+        return -a if b == -1 else torch.div(a, b, rounding_mode="floor")
+    minus_one = b == -1
+    q = torch.div(a, torch.where(minus_one, torch.ones_like(b), b), rounding_mode="floor")
+    return torch.where(minus_one, -(a.to(q.dtype) if isinstance(a, torch.Tensor) else a), q)
+
+
+def int_remainder(a: Any, b: Any) -> torch.Tensor:
+    """Integer `a % b` (Python's sign), 0 for b == -1 where the CPU's idiv traps."""
+    if not isinstance(b, torch.Tensor):
+        return a * 0 if b == -1 else torch.remainder(a, b)
+    minus_one = b == -1
+    r = torch.remainder(a, torch.where(minus_one, torch.ones_like(b), b))
+    return torch.where(minus_one, torch.zeros_like(r), r)

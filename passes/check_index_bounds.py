@@ -53,6 +53,8 @@ _GATHER = ("builtins.RuntimeError", "index out of bounds for dimension {dim} wit
 _SUBSCRIPT = ("builtins.IndexError", "index out of bounds for dimension {dim} with size {size}")
 _ONE_HOT = ("builtins.RuntimeError", "Class values must be non-negative and smaller than num_classes.")
 _DIVIDE = ("builtins.RuntimeError", "ZeroDivisionError")
+_NEGATIVE_POWER = ("builtins.RuntimeError", "Integers to negative integer powers are not allowed.")
+_NARROW = ("builtins.RuntimeError", "start + length exceeds dimension size ({size}).")
 
 # Ops taking (input, dim, index, ...), by what eager raises for a bad index.
 _DIM_INDEX_OPS = {
@@ -87,6 +89,7 @@ class _Site:
     error: tuple[str, str]
     nonzero: bool = False
     nonempty: bool = False  # `operand` must hold at least one element (a max of nothing)
+    wrap: int = 0  # a negative host int counts from this size (narrow's start)
 
 
 def _name(op: Operation) -> str:
@@ -178,6 +181,15 @@ def _sites(op: Operation, model: nn.Module) -> list[_Site]:
         return [_Site(op, 1, 0, 0, 0, _DIVIDE, nonzero=True)]
     if name == "_operator.getitem" and len(op.args) == 2 or name == "dycl.tensor_ops.setitem" and len(op.args) == 3:
         return _subscript_sites(op)
+    if name in ("_operator.pow", "torch.pow", "pow") and len(op.args) == 2 and _int_tensor(op.args[0]) and \
+            _host_int(op.args[1]):
+        return [_Site(op, 1, 0, 2**62, 0, _NEGATIVE_POWER)]  # eager refuses `int_tensor ** -1`
+    if base == "narrow" and (name == base) == isinstance(op, d.CallMethodOp) and len(op.args) == 4 and \
+            _host_int(op.args[2]) and (dim := _int_constant(op.args[1])) is not None and \
+            (length := _int_constant(op.args[3])) is not None and (n := _static_size(op.args[0], dim)) is not None \
+            and 0 <= length <= n:
+        # a start in -n..n-length (wrapped as eager wraps it) keeps the slice inside the dim
+        return [_Site(op, 2, 0, n - length + 1, dim, _NARROW, wrap=n)]
     return []
 
 
@@ -203,7 +215,7 @@ def _subscript_sites(op: Operation) -> list[_Site]:
     if not isinstance(src.type, TensorType):
         return []
     shape = src.type.get_shape()
-    if _int_tensor(index):
+    if _int_tensor(index) or _host_int(index):
         return [_Site(op, 1, -shape[0], shape[0], 0, _SUBSCRIPT)] if shape and shape[0] > 0 else []
     tup = index.owner
     if not isinstance(tup, d.MakeTupleOp) or index.uses.get_length() != 1:
@@ -212,7 +224,7 @@ def _subscript_sites(op: Operation) -> list[_Site]:
     dim = 0
     for k, v in enumerate(tup.elements):
         owner = v.owner
-        if _int_tensor(v):
+        if _int_tensor(v) or _host_int(v):
             if dim >= len(shape) or shape[dim] <= 0:
                 return []
             sites.append(_Site(tup, k, -shape[dim], shape[dim], dim, _SUBSCRIPT))
@@ -224,6 +236,12 @@ def _subscript_sites(op: Operation) -> list[_Site]:
     return sites
 
 
+def _host_int(v: SSAValue) -> bool:
+    """An int the host computes (`i = int(x.sum())`): compiled kernels read past the
+    end with it (garbage, or a crash) where eager raises IndexError."""
+    return v.type == i64 and _int_constant(v) is None
+
+
 def _known_range(v: SSAValue, depth: int = 0) -> tuple[int, int] | None:
     """Bounds (inclusive) of the values of integer tensor `v`, where they are
     known at compile time: constants, `argmax`/`argmin` (a position along a
@@ -231,6 +249,8 @@ def _known_range(v: SSAValue, depth: int = 0) -> tuple[int, int] | None:
     op = v.owner
     if depth > 32 or not isinstance(op, Operation):
         return None
+    if isinstance(op, d.ItemOp):  # k = int(probs.argmax()): the host int holds the tensor's value
+        return _known_range(op.operands[0], depth + 1)
     if isinstance(op, d.ConstantOp) and isinstance(op.value, DenseIntOrFPElementsAttr):
         values = [int(x) for x in op.value.get_values()]
         return (min(values), max(values)) if values else None
@@ -280,7 +300,7 @@ def _guard(site: _Site, model_op: Operation) -> None:
     idx = site.op.operands[site.operand]
     t = idx.type
     if t == i64:
-        _guard_host_divisor(site, idx, model_op)
+        (_guard_host_divisor if site.nonzero else _guard_host_index)(site, idx, model_op)
         return
     assert isinstance(t, TensorType)
     mask_type = TensorType(i1, t.get_shape(), t.encoding)
@@ -320,6 +340,33 @@ def _guard(site: _Site, model_op: Operation) -> None:
     _finish(site, ops, safe, ok, model_op)
 
 
+def _guard_host_index(site: _Site, i: SSAValue, model_op: Operation) -> None:
+    """A subscript the host computed: `lo <= i < size` on the host where `i` is made,
+    the op reads index 0 when it fails (never out of range), the raise after it."""
+    where = InsertPoint.after(i.owner) if isinstance(i.owner, Operation) else InsertPoint.at_start(i.owner)
+    zero = arith.ConstantOp(IntegerAttr(0, i64))
+    ops: list[Operation] = [zero]
+    if site.wrap:  # narrow(dim, -2, 2): checked and used as the start eager wraps it to
+        n = arith.ConstantOp(IntegerAttr(site.wrap, i64))
+        negative = arith.CmpiOp(i, zero.result, "slt")
+        plus = arith.AddiOp(i, n.result)
+        wrapped = arith.SelectOp(negative.result, plus.result, i)
+        ops += [n, negative, plus, wrapped]
+        i = wrapped.result
+    lo = arith.ConstantOp(IntegerAttr(site.lo, i64))
+    size = arith.ConstantOp(IntegerAttr(site.size, i64))
+    ge = arith.CmpiOp(i, lo.result, "sge")
+    lt = arith.CmpiOp(i, size.result, "slt")
+    ok = arith.AndIOp(ge.result, lt.result)
+    safe = arith.SelectOp(ok.result, i, zero.result)
+    ops += [lo, size, ge, lt, ok, safe]
+    for o in ops:
+        o.location = site.op.location
+    Rewriter.insert_op(ops, where)
+    site.op.operands[site.operand] = safe.result
+    _raise_unless(site, ok.result, model_op)
+
+
 def _guard_host_divisor(site: _Site, n: SSAValue, model_op: Operation) -> None:
     """A divisor the host computed (`a % n`, `n = int(...)`): `n + (n == 0)` and
     `n != 0` computed on the host where `n` is made (no new cut), the raise after
@@ -352,7 +399,7 @@ def _raise_unless(site: _Site, ok: SSAValue, model_op: Operation) -> None:
     then_block = Block()
     then_block.add_op(d.YieldOp())
     else_block = Block()
-    msg = d.ConstantOp(StringAttr(message.format(dim=site.dim, size=site.size)), d.PYOBJ)
+    msg = d.ConstantOp(StringAttr(message.format(dim=site.dim, size=site.wrap or site.size)), d.PYOBJ)
     raise_op = d.RaiseOp(cls, [msg.result])
     for o in (msg, raise_op):
         o.location = site.op.location

@@ -332,8 +332,27 @@ def _drop(op: Operation, rewriter: PatternRewriter) -> None:
             rewriter.erase(op, safe_erase=False)
 
 
+class FoldInPlaceResult(RewritePattern):
+    """`dycl.tensor_ops.inplace_result(new, old)` (what `old += e` leaves in old) is
+    `new` where that changes nothing: a host number updated (`steps += 1`), or a
+    tensor result already of old's dtype and shape."""
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: d.CallFunctionOp, rewriter: PatternRewriter) -> None:
+        if op.target.data != "dycl.tensor_ops.inplace_result" or len(op.operands) != 2:
+            return
+        new, old = op.operands
+        scalar = str(old.type) in ("i64", "f64", "i1")
+        same = isinstance(new.type, TensorType) and isinstance(old.type, TensorType) and \
+            new.type.element_type == old.type.element_type and new.type.get_shape() == old.type.get_shape() \
+            and all(n >= 0 for n in old.type.get_shape())
+        if scalar or same:
+            rewriter.replace(op, [], [new])
+
+
 def canonicalization_patterns() -> tuple[RewritePattern, ...]:
-    return (FoldPureCall(), FoldShapeQuery(), FoldToBool(), FoldBoolArith(), FoldConstantIf(), DropUnusedIfResults())
+    return (FoldPureCall(), FoldShapeQuery(), FoldToBool(), FoldBoolArith(), FoldConstantIf(), DropUnusedIfResults(),
+            FoldInPlaceResult())
 
 
 @dataclass(frozen=True)
@@ -343,7 +362,8 @@ class ConstantPropagationPass(ModulePass):
     Expects: dycl IR. Guarantees: Python arithmetic and comparisons on constants
     (`_operator.*`, `math.*`, pure builtins) become constants; shape queries
     (`x.size(i)`, `x.shape`, `x.dim()`, `x.numel()`) become constants where the
-    dimensions they read are static (`?` ones stay run-time queries); an index
+    dimensions they read are static (`?` ones stay run-time queries); an in-place
+    update's cast to its target (`inplace_result`) goes where it changes nothing; an index
     known to be out of range (`x.size(5)` of a 2-d tensor, item 3 of a constant
     pair) that survives folding is a located error; `dycl.to_bool` of a
     constant and i1 logic fold; a `dycl.if` whose condition is known is

@@ -286,6 +286,14 @@ class _Inferrer:
             case d.MakeTupleOp():
                 vals = [self.get(v) for v in op.elements]
                 self.set(op.result, list(vals) if op.is_list else tuple(vals))
+            case d.GetItemOp() if isinstance(self.get(op.source), torch.Tensor):
+                # `a, b = x[:2]`: unpacking what turned out to be a tensor takes its rows
+                index = arith.ConstantOp(IntegerAttr(op.index.value.data, i64))
+                row = d.CallFunctionOp("_operator.getitem", [op.source, index.result])
+                index.location = row.location = op.location
+                Rewriter.replace_op(op, [index, row])
+                self.set(index.result, op.index.value.data)
+                self.run_op(row, returns)
             case d.GetItemOp():
                 src = self.get(op.source)
                 idx = op.index.value.data

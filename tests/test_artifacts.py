@@ -63,10 +63,14 @@ def test_a_killed_compile_leaves_the_previous_artifact_whole(tmp_path):
     assert not any(p.suffix == ".pt2" for p in out.iterdir())  # nothing left of the old one
 
 
-def test_calls_with_keywords_or_meta_tensors_are_input_errors(branchy_compiled):
+def test_calls_by_keyword_bind_as_python_does_meta_tensors_are_input_errors(branchy_compiled):
     _, cm = branchy_compiled
-    with pytest.raises(dycl.InputError, match="by position; got keyword argument"):
-        cm(x=torch.randn(1, 16))
+    x = torch.randn(1, 16)
+    assert torch.equal(cm(x=x), cm(x))
+    with pytest.raises(TypeError, match="unexpected keyword argument 'y'"):  # as eager: a TypeError
+        cm(y=x)
+    with pytest.raises(dycl.InputError, match="missing required argument 'x'"):
+        cm()
     with pytest.raises(dycl.InputError, match="got one on meta"):
         cm(torch.empty(1, 16, device="meta"))
     loaded = dycl.load(cm.path)  # without the model: it cannot compile other shapes

@@ -9,6 +9,7 @@ import dataclasses
 import enum
 import functools
 import itertools
+import warnings
 from typing import List
 
 import pytest
@@ -557,3 +558,182 @@ def test_while_over_a_compile_time_list_ends_when_it_is_empty():
     cm = dycl.compile(WorkList(), (torch.randn(3, 2),), fallback="error")
     x = torch.randn(3, 2)
     assert torch.equal(cm(x), WorkList()(x))
+
+
+class InPlaceKeepsDtype(nn.Module):
+    def forward(self, x):
+        acc = torch.zeros(2, dtype=torch.int32)
+        for i in range(2):
+            acc += x[i]  # in place: stays int32
+        h = x.half()
+        h += x.float()  # stays float16
+        return acc, h
+
+
+class ForbiddenInPlaceCast(nn.Module):
+    def forward(self, x):
+        y = x.clone()
+        if x.sum() > 100:
+            y += 1.5  # an int64 tensor cannot hold it: eager raises
+        return y
+
+
+class InPlaceActivations(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.act = nn.ReLU(inplace=True)
+
+    def forward(self, x):
+        y, z = x * 1, x * 1
+        F.relu(y, inplace=True)  # y changes; the result is unused
+        self.act(z)
+        w = F.leaky_relu(self.act(x * 2), 0.1, inplace=True)  # on temporaries
+        c = torch.empty(2)
+        torch.add(x, 1, out=c)
+        return y, z, w, c
+
+
+def test_in_place_updates_keep_dtype_and_eagers_errors():
+    """`acc += x[i]` came back int64, `y += 1.5` on an int tensor gave floats where
+    eager raises, F.relu(y, inplace=True) and ReLU(inplace=True) left y unchanged,
+    and out= was ignored (uninitialised memory)."""
+    x = torch.tensor([[1, 2], [3, 4]])
+    for got, want in zip(dycl.compile(InPlaceKeepsDtype(), (x,))(x), InPlaceKeepsDtype()(x)):
+        assert got.dtype == want.dtype and torch.equal(got, want)
+    cm = dycl.compile(ForbiddenInPlaceCast(), (torch.tensor([1, 2]),))
+    assert torch.equal(cm(torch.tensor([1, 2])), torch.tensor([1, 2]))
+    with pytest.raises(RuntimeError, match="result type Float can't be cast to the desired output type Long"):
+        cm(torch.tensor([100, 2]))
+    x = torch.tensor([-3.0, 4.0])
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        cm = dycl.compile(InPlaceActivations(), (torch.tensor([1.0, -2.0]),))
+    for got, want in zip(cm(x), InPlaceActivations()(x)):
+        assert torch.equal(got, want)
+
+
+class IntegerDivision(nn.Module):
+    def forward(self, x, y):
+        return x // y, x % y, torch.floor_divide(x, y), torch.remainder(x, y), x // -1, x % -1
+
+
+@pytest.mark.parametrize("backend", ["tvm", "onnxruntime"])
+@pytest.mark.parametrize("dtype", [torch.int8, torch.int32, torch.int64])
+def test_int_min_divided_by_minus_one_wraps_as_in_torch(backend, dtype):
+    """The CPU's idiv traps on INT_MIN // -1 (the process died with SIGFPE)."""
+    model = IntegerDivision()
+    cm = dycl.compile(model, (torch.tensor([7, -7], dtype=dtype), torch.tensor([2, 3], dtype=dtype)),
+                      backend=backend)
+    x, y = torch.tensor([torch.iinfo(dtype).min, 5], dtype=dtype), torch.tensor([-1, 2], dtype=dtype)
+    for got, want in zip(cm(x, y), model(x, y)):
+        assert got.dtype == want.dtype and torch.equal(got, want)
+
+
+class IndexReadFromData(nn.Module):
+    def forward(self, x):
+        i = int(x.sum().item())
+        return x[i] + x[:, i].sum()
+
+
+def test_an_index_the_host_read_out_of_range_raises_index_error():
+    """`x[i]` with i from .item() past the end read garbage (TVM), or crashed."""
+    model = IndexReadFromData()
+    def holding(i):
+        x = torch.zeros(3, 3)
+        x[0, 0] = i
+        return x
+
+    cm = dycl.compile(model, (holding(1),), backend="tvm")
+    for i in (0, 2, -1, -3):
+        x = holding(i)
+        assert torch.allclose(cm(x), model(x))
+    for i in (3, -4, 10**8):
+        with pytest.raises(IndexError):
+            model(holding(i))
+        with pytest.raises(IndexError, match="out of bounds for dimension 0 with size 3"):
+            cm(holding(i))
+
+
+class DoubleMath(nn.Module):
+    def forward(self, x):
+        v = x.sum().item() / 3  # a Python float: double precision
+        return x.double() * v, x * v
+
+
+@pytest.mark.parametrize("backend", ["tvm", "onnxruntime", "torch"])
+def test_a_host_float_meets_float64_tensors_at_double_precision(backend):
+    """Host floats entered every sub-DNN as float32: `x.double() * v` lost v's digits."""
+    x = torch.tensor([0.1, 0.2])
+    for got, want in zip(dycl.compile(DoubleMath(), (x,), backend=backend)(x), DoubleMath()(x)):
+        assert got.dtype == want.dtype and torch.equal(got, want)
+
+
+class RowsAndReversedRange(nn.Module):
+    def forward(self, x):
+        a, b = x[:2]  # a tensor's rows
+        out = [x[i] + 1 for i in reversed(range(2))]
+        m = x[x > 0]
+        return a - b, torch.stack(out), bool(m) if m.numel() == 1 else m.numel()
+
+
+def test_tensor_rows_unpacked_and_reversed_range_compile():
+    cm = dycl.compile(RowsAndReversedRange(), (torch.randn(3, 2),), fallback="error")
+    for x in (torch.randn(3, 2), -torch.ones(3, 2)):
+        got, want = cm(x), RowsAndReversedRange()(x)
+        assert torch.equal(got[0], want[0]) and torch.equal(got[1], want[1]) and got[2] == want[2]
+
+
+class TruthOfSelection(nn.Module):
+    def forward(self, x):
+        m = x[x > 0]
+        return 1 if m else 0
+
+
+def test_truth_of_a_tensor_with_several_values_raises_eagers_error():
+    cm = dycl.compile(TruthOfSelection(), (torch.tensor([1.0, -2.0]),))
+    assert cm(torch.tensor([1.0, -2.0])) == 1
+    for x in (torch.tensor([1.0, 2.0]), torch.tensor([-1.0, -2.0])):
+        with pytest.raises(RuntimeError) as want:
+            TruthOfSelection()(x)
+        with pytest.raises(RuntimeError, match="Boolean value of Tensor with .* is ambiguous") as got:
+            cm(x)
+        assert str(got.value) == str(want.value)
+
+
+class NarrowAndPowerByHostInts(nn.Module):
+    def forward(self, x, y):
+        i = int(x[0].item())
+        return x.narrow(0, i, 2) * 2, y ** int(x[1].item())
+
+
+def test_narrow_and_integer_powers_by_host_ints_raise_as_eager():
+    """narrow(0, -2, 2) read from the wrong place (no wrap) or past the end; an
+    integer tensor to a negative host power gave zeros where eager raises."""
+    model = NarrowAndPowerByHostInts()
+    y = torch.tensor([2, 3])
+    cm = dycl.compile(model, (torch.tensor([1.0, 2.0, 0.0, 4.0]), y))
+    for start in (0, 2, -2, -4):
+        x = torch.tensor([float(start), 2.0, 6.0, 7.0])
+        for got, want in zip(cm(x, y), model(x, y)):
+            assert torch.equal(got, want), start
+    for start, power in ((3, 2), (-1, 2), (0, -1)):
+        x = torch.tensor([float(start), float(power), 6.0, 7.0])
+        with pytest.raises(RuntimeError):
+            model(x, y)
+        with pytest.raises(RuntimeError, match="exceeds dimension size \\(4\\)|negative integer powers"):
+            cm(x, y)
+
+
+class ListExtendedInPlace(nn.Module):
+    def forward(self, x):
+        hs = [x]
+        alias = hs
+        hs += [x * 2]
+        hs *= 2
+        return len(alias), torch.stack(alias)
+
+
+def test_list_plus_equals_changes_the_list_every_name_holds():
+    cm = dycl.compile(ListExtendedInPlace(), (torch.ones(2),), fallback="error")
+    got, want = cm(torch.ones(2)), ListExtendedInPlace()(torch.ones(2))
+    assert got[0] == want[0] == 4 and torch.equal(got[1], want[1])

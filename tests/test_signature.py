@@ -2,6 +2,7 @@
 dimensions with ranges, one compiled model for every size, checked on each call."""
 
 import copy
+import re
 
 import pytest
 import torch
@@ -147,3 +148,14 @@ def test_named_dimensions_that_differ_between_paths_and_anonymous_ones():
                              fallback="error")
     x = torch.randn(5, 3, 8, 8) + 2
     assert torch.allclose(anonymous(x), Pool()(x), atol=1e-5)
+
+
+@pytest.mark.parametrize("text, dims, message", [
+    ("b x 16 x f32", ["b=1..64", "b=2..8"], "'b' already has a range (1..64)"),
+    ("b x 16 x f32; b=1..64", ["b=2..8"], "'b' has a range in the input signature (1..64) and in --dim/dims (2..8)"),
+    ("b x 16 x f32; b=1..64; b=3..4", [], "gives 'b' two ranges (1..64 and 3..4)"),
+])
+def test_a_dimension_given_two_ranges_is_an_error(text, dims, message):
+    """The last range silently won (a call inside the first one then failed)."""
+    with pytest.raises(dycl.UsageError, match=re.escape(message)):
+        Signature.parse(text, dims)

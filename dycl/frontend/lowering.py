@@ -46,6 +46,7 @@ from xdsl.dialects.builtin import (
 )
 from xdsl.ir import Attribute, Block, BlockArgument, Operation, Region, SSAValue
 
+from dycl.arguments import ABSENT, Arguments, python_call
 from dycl.diagnostics import FrontendError, SourceLoc
 from dycl.dialects import dycl as d
 from dycl.frontend.containers import ContainerLowering
@@ -243,9 +244,10 @@ class Lowerer(LoopLowering, RegionLowering, ContainerLowering, FunctionLowering,
     def __init__(self, model: nn.Module, example_inputs: Sequence[Any], model_key: str | None = None,
                  max_iterations: int | None = None, fallback: str = "none",
                  dirty_attrs: set[tuple[int, str]] | None = None, signature: Signature | None = None,
-                 as_python: Mapping[SourceLoc, str] | None = None):
+                 as_python: Mapping[SourceLoc, str] | None = None, arguments: Arguments | None = None):
         self.model = model
         self.signature = signature
+        self.arguments = arguments  # forward's arguments where they are not its tensor inputs as they are
         self.fallback = fallback
         # Where a pass or backend failed on a translated expression: its statement runs as Python.
         self.as_python = as_python or {}
@@ -294,7 +296,7 @@ class Lowerer(LoopLowering, RegionLowering, ContainerLowering, FunctionLowering,
         params = self._params(fdef, fn)
         n_defaults = len(fdef.args.defaults)
         required = len(params) - n_defaults
-        if not required <= len(self.example_inputs) <= len(params):
+        if self.arguments is None and not required <= len(self.example_inputs) <= len(params):
             expected = f"{required} to {len(params)}" if n_defaults else f"{len(params)}"
             raise FrontendError(
                 f"forward takes {expected} inputs but {len(self.example_inputs)} "
@@ -309,15 +311,24 @@ class Lowerer(LoopLowering, RegionLowering, ContainerLowering, FunctionLowering,
             name: Static(value) if _immutable(value) else ObjectRef(f"__dycl_root.forward.__defaults__[{k}]", value)
             for k, (name, value) in enumerate(zip(params[required:], default_values))
         }
-        given = params[: len(self.example_inputs)]
-        arg_types = [self._input_type(x, name, fdef, fn) for name, x in zip(given, self.example_inputs)]
+        if self.arguments is None:
+            given = params[: len(self.example_inputs)]
+            arg_types = [self._input_type(x, name, fdef, fn) for name, x in zip(given, self.example_inputs)]
+        else:
+            arg_types = [self._input_type(x, f"input {i}", fdef, fn) for i, x in enumerate(self.example_inputs)]
         arg_types = signature_types(arg_types, self.signature)
         entry = Block(arg_types=arg_types)
-        for arg, name in zip(entry.args, given):
-            arg.name_hint = name
+        if self.arguments is None:
+            bound: dict[str, Value] = dict(zip(given, entry.args))
+            for arg, name in zip(entry.args, given):
+                arg.name_hint = name
+        else:
+            block_args = iter(entry.args)
+            bound = {name: _bind_argument(spec, block_args, name)
+                     for name, spec in zip(params, self.arguments.specs) if spec != ABSENT}
         self.block = self._entry = entry
         receiver = fdef.args.args[0].arg if fdef.args.args else "self"
-        env: dict[str, Value] = {receiver: ModuleRef("", self.model), **defaults, **dict(zip(given, entry.args))}
+        env: dict[str, Value] = {receiver: ModuleRef("", self.model), **defaults, **bound}
         scope = _Scope(env=env)
         self._fn_body = fdef.body
         self._lower_body(fdef.body, scope)
@@ -630,8 +641,21 @@ class Lowerer(LoopLowering, RegionLowering, ContainerLowering, FunctionLowering,
                 if not isinstance(target, ast.Name):
                     raise self.unsupported(s, "augmented assignment to an attribute or item (in-place mutation)")
                 old = self.expr(load, scope)
+                if isinstance(old, SeqVal) and old.is_list and not isinstance(old, DictVal) and \
+                        isinstance(op, (ast.Add, ast.Mult)):
+                    # `l += [...]`, `l *= 2` change the list itself: every name bound to it sees it
+                    other = self.expr(value, scope)
+                    if isinstance(op, ast.Add) and (more := self.iter_items(other, s)) is not None:
+                        old.items.extend(more)
+                        return
+                    if isinstance(op, ast.Mult) and isinstance(other, Static) and type(other.value) is int:
+                        old.items[:] = old.items * max(other.value, 0)
+                        return
+                    raise self.unsupported(s, "list += or *= with a value known only at run time")
                 v = self._binop(op, old, self.expr(value, scope), s)
                 if maybe_tensor(old) and isinstance(v, SSAValue):
+                    # in place: old's dtype (acc int32 += int64 stays int32), or eager's error
+                    v = self.call_function("dycl.tensor_ops.inplace_result", [v, old], {}, s)
                     self._update_in_place(target.id, old, v, scope, s)  # type: ignore[arg-type]
                 self._assign(target, v, scope)
             case ast.If():
@@ -767,6 +791,13 @@ class Lowerer(LoopLowering, RegionLowering, ContainerLowering, FunctionLowering,
             if len(v.value) != n:
                 raise self.error(node, f"cannot unpack {len(v.value)} values into {n} names")
             return [Static(x) for x in v.value]
+        if isinstance(v, SSAValue) and isinstance(v.type, TensorType):  # `a, b = x`: x's rows
+            shape = v.type.get_shape()  # type: ignore[attr-defined]
+            if not shape:
+                raise self.error(node, "iteration over a 0-d tensor")
+            if shape[0] >= 0 and shape[0] != n:
+                raise self.error(node, f"cannot unpack {shape[0]} rows into {n} names")
+            return [self.call_function("_operator.getitem", [v, Static(i)], {}, node) for i in range(n)]
         if isinstance(v, SSAValue):
             return [self.emit(d.GetItemOp(v, i), node).results[0] for i in range(n)]
         raise self.error(node, "cannot unpack this value")
@@ -1569,6 +1600,9 @@ class Lowerer(LoopLowering, RegionLowering, ContainerLowering, FunctionLowering,
         if is_leaf_module(m.module):
             ops = [self.materialize(a, node) for a in args] + [self.materialize(v, node) for v in kwargs.values()]
             result = self.emit(d.CallModuleOp(m.path, ops, list(kwargs)), node).results[0]
+            if getattr(m.module, "inplace", False) is True and args and maybe_tensor(args[0]):
+                # nn.ReLU(inplace=True): its input holds the result too, as in eager
+                return self._rebind_in_place(args[0], node.args[0] if node.args else None, result, node)
             return self._structured(result, _LEAF_RESULTS.get(type(m.module)), node)
         if type(m.module).__call__ is not nn.Module.__call__:
             raise self.unsupported(node, f"module '{m.path}' with a custom __call__")
@@ -1688,6 +1722,23 @@ class Lowerer(LoopLowering, RegionLowering, ContainerLowering, FunctionLowering,
             self.named_tuples[result] = named
         return result
 
+    def _in_place_call(self, qualname: str, args: list[Value], kwargs: dict[str, Value], node: ast.Call) -> Value:
+        """`F.relu(y, inplace=True)`, `nn.ReLU(inplace=True)(y)`: y now holds the result,
+        for every name bound to it, as for `y.relu_()` (the call's value is y)."""
+        new = self.call_function(qualname, args, kwargs, node)
+        return self._rebind_in_place(args[0], node.args[0] if node.args else None, new, node)
+
+    def _rebind_in_place(self, recv: Value, receiver: ast.expr | None, new: SSAValue, node: ast.Call) -> Value:
+        if isinstance(receiver, (ast.Call, ast.BinOp, ast.UnaryOp)):
+            return new  # a temporary nobody else holds: `F.relu(self.bn(x), inplace=True)`
+        scope = self._caller_scopes[-1]
+        if not (isinstance(recv, SSAValue) and isinstance(receiver, ast.Name) and scope.env.get(receiver.id) is recv):
+            raise self.unsupported(node, "an in-place call (inplace=True) on a value that is not a named tensor")
+        new = self.call_function("dycl.tensor_ops.inplace_result", [new, recv], {}, node)
+        new = self.emit(d.CallMethodOp("clone", [new]), node).results[0]
+        self._update_in_place(receiver.id, recv, new, scope, node)
+        return new
+
     def _in_place_method(self, recv: Value, name: str, args: list[Value], kwargs: dict[str, Value],
                          node: ast.Call) -> Value:
         """`h.add_(e)`: `h` now holds `h.add(e)` (in h's dtype and shape, as the in-place
@@ -1705,7 +1756,8 @@ class Lowerer(LoopLowering, RegionLowering, ContainerLowering, FunctionLowering,
         out_of_place = name[:-1]
         if not isinstance(recv, SSAValue) or not isinstance(receiver, ast.Name) or name in _SHAPE_CHANGING_IN_PLACE \
                 or name.rstrip("_") in _RANDOM_IN_PLACE or not (hasattr(torch.Tensor, out_of_place) or name in _IN_PLACE_AS):
-            raise self.unsupported(node, f"in-place tensor method '{name}' (in-place mutation); use '{out_of_place}'")
+            raise self.unsupported(node, f"in-place tensor method '{name}' (in-place mutation)" + (
+                f"; use '{out_of_place}'" if hasattr(torch.Tensor, out_of_place) else ""))
         if name == "copy_":
             (src,) = args
             new = self.emit(d.CallMethodOp("type_as", [self.materialize(src, node), recv]), node).results[0]
@@ -1719,8 +1771,7 @@ class Lowerer(LoopLowering, RegionLowering, ContainerLowering, FunctionLowering,
             ops = [recv, *(self.materialize(a, node) for a in args), *(self.materialize(v, node) for v in kwargs.values())]
             new = self.emit(d.CallMethodOp(out_of_place, ops, list(kwargs)), node).results[0]
             # The in-place op keeps the receiver's dtype and shape (eager fails where it cannot).
-            new = self.emit(d.CallMethodOp("type_as", [new, recv]), node).results[0]
-            new = self.emit(d.CallMethodOp("expand_as", [new, recv]), node).results[0]
+            new = self.call_function("dycl.tensor_ops.inplace_result", [new, recv], {}, node)
             new = self.emit(d.CallMethodOp("clone", [new]), node).results[0]
         self._update_in_place(receiver.id, recv, new, scope, node)
         return new
@@ -1758,7 +1809,7 @@ class Lowerer(LoopLowering, RegionLowering, ContainerLowering, FunctionLowering,
                 return Static(len(a.items))
             if isinstance(a, ModuleRef):
                 return Static(len(a.module))
-        if (obj in (dict, collections.OrderedDict) or not statics) and (
+        if (obj in (dict, collections.OrderedDict, reversed) or not statics) and (
                 over := self.sequence_builtin(obj, args, kwargs, node)) is not None:
             return over
         if obj in (enumerate, zip):
@@ -1823,6 +1874,10 @@ class Lowerer(LoopLowering, RegionLowering, ContainerLowering, FunctionLowering,
             return built
         if inspect.isfunction(obj) and not g.qualname.startswith("torch."):
             return self._inline(obj, None, args, kwargs, node)
+        if "out" in kwargs and not (isinstance(kwargs["out"], Static) and kwargs["out"].value is None):
+            raise self.unsupported(node, f"{g.qualname}(..., out=...), which writes an existing tensor")
+        if isinstance(kwargs.get("inplace"), Static) and kwargs["inplace"].value is True and args:  # type: ignore[union-attr]
+            return self._in_place_call(g.qualname, args, {k: v for k, v in kwargs.items() if k != "inplace"}, node)
         if g.qualname in _PROCESS_EFFECTS or g.qualname.startswith(_PROCESS_EFFECT_PREFIXES):
             # Not a value: reseeding, a check that raises, a global setting. As an op its
             # unused result was dropped (torch.manual_seed, torch._assert never happened).
@@ -1912,6 +1967,20 @@ def _pure_receiver(obj: Any) -> bool:
 
 
 _INT_METHODS = frozenset({"size", "dim", "ndimension", "numel", "nelement", "element_size"})
+
+
+def _bind_argument(spec: Any, block_args: Iterator[SSAValue], name: str) -> Value:
+    """A parameter's value from its argument spec: a tensor input, a constant, a list or tuple."""
+    if spec[0] == "tensor":
+        arg = next(block_args)
+        arg.name_hint = name if name.isidentifier() else None
+        return arg
+    if spec[0] == "constant":
+        return Static(spec[2])
+    items = [_bind_argument(s, block_args, f"{name}_{i}") for i, s in enumerate(spec[1])]
+    if spec[0] == "tuple" and all(isinstance(x, Static) for x in items):
+        return Static(tuple(x.value for x in items))  # type: ignore[union-attr]
+    return SeqVal(items, is_list=spec[0] == "list")
 
 
 def _importable(qualname: str, obj: Any) -> bool:
@@ -2028,7 +2097,8 @@ def _drop_detached_uses(module: ModuleOp) -> None:
 
 def lower_module(model: nn.Module, example_inputs: Sequence[Any], model_key: str | None = None,
                  max_iterations: int | None = None, fallback: str = "none", reason: str = "",
-                 signature: Signature | None = None, as_python: Mapping[SourceLoc, str] | None = None) -> ModuleOp:
+                 signature: Signature | None = None, as_python: Mapping[SourceLoc, str] | None = None,
+                 arguments: Arguments | None = None) -> ModuleOp:
     """Lower `model.forward` (and what it calls) to a dycl module with `@forward`.
 
     `max_iterations` bounds data-dependent `while` loops that carry no
@@ -2038,12 +2108,13 @@ def lower_module(model: nn.Module, example_inputs: Sequence[Any], model_key: str
     A `signature` with symbolic dimensions makes those input dimensions dynamic.
     """
     if fallback == "whole":
-        module = whole_forward_module(model, example_inputs, model_key, reason or "requested", signature)
+        module = whole_forward_module(model, example_inputs, model_key, reason or "requested", signature, arguments)
         module.verify()
         return module
     dirty: set[tuple[int, str]] = set()
     for _ in range(16):
-        lowerer = Lowerer(model, example_inputs, model_key, max_iterations, fallback, dirty, signature, as_python)
+        lowerer = Lowerer(model, example_inputs, model_key, max_iterations, fallback, dirty, signature, as_python,
+                          arguments)
         try:
             module = lowerer.lower()
         except Widen as w:
@@ -2072,7 +2143,8 @@ def lower_module(model: nn.Module, example_inputs: Sequence[Any], model_key: str
 
 
 def whole_forward_module(model: nn.Module, example_inputs: Sequence[Any], model_key: str | None,
-                         reason: str, signature: Signature | None = None) -> ModuleOp:
+                         reason: str, signature: Signature | None = None,
+                         arguments: Arguments | None = None) -> ModuleOp:
     """`@forward` as one fallback region that calls the model as eager does."""
     types = signature_types([tensor_type_of(x) if isinstance(x, torch.Tensor) else d.PYOBJ for x in example_inputs],
                             signature)
@@ -2080,8 +2152,9 @@ def whole_forward_module(model: nn.Module, example_inputs: Sequence[Any], model_
     params = [f"x{i}" for i in range(len(types))]
     for a, p in zip(entry.args, params):
         a.name_hint = p
+    call = ", ".join(params) if arguments is None else python_call(arguments.params, arguments.specs, params)
     code = (f"def __dycl_region({', '.join(['__dycl_root', *params])}):\n"
-            f"    return __dycl_root({', '.join(params)})\n")
+            f"    return __dycl_root({call})\n")
     try:
         fwd = model.forward
         file = inspect.getsourcefile(fwd) or "<unknown>"

@@ -23,6 +23,7 @@ from xdsl.dialects.builtin import FloatAttr, IntegerAttr, ModuleOp, StringAttr, 
 from xdsl.ir import Attribute, Block, Operation, SSAValue
 
 from dycl.diagnostics import PassError
+from dycl.host.python import double_callees
 from dycl.dialects import dycl as d
 from dycl.host.scalar_exprs import cpp_expr
 from dycl.passes.verify_host_contract import check_host_contract
@@ -199,6 +200,7 @@ class CppHostEmitter:
         self.name = _Namer()
         self.loops: list[list[str]] = []
         self.guarded: set[str] = set()  # sub-DNNs with shape guards
+        self.double_callees: set[str] = set()  # sub-DNNs that take host floats as float64
 
     def emit(self, text: str, depth: int) -> None:
         self.lines.append("  " * depth + text)
@@ -245,7 +247,9 @@ class CppHostEmitter:
                 pass  # a raise's message: spelled where it is raised
             case d.CallSubgraphOp():
                 callee = op.callee.root_reference.data
-                args = ", ".join(f"dycl::Value({n(a)})" for a in op.args)
+                double = callee in self.double_callees  # host floats as float64 0-d tensors
+                args = ", ".join(f"dycl::Value(dycl::scalar_tensor({n(a)}, dycl::kFloat64))" if double and
+                                 str(a.type) == "f64" else f"dycl::Value({n(a)})" for a in op.args)
                 call = f"rt.{callee}({{{args}}})"
                 if callee in self.guarded:  # sizes its export was traced for: checked first
                     given = self.name.fresh(f"{callee}_in")
@@ -445,6 +449,7 @@ def emit_host_cpp(module: ModuleOp, model_name: str, device: str = "cpu", *, fil
     check_cpp_backends(module, device)
     forward = next(f for f in module.ops if isinstance(f, func.FuncOp) and f.sym_name.data == "forward")
     em = CppHostEmitter()
+    em.double_callees = double_callees(module)
     em.guarded = set(guards or ())
     args = forward.body.block.args
     params = ", ".join(f"const {cpp_type(a.type, forward)}& {em.name(a)}" for a in args)

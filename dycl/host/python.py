@@ -16,11 +16,12 @@ from collections.abc import Iterable
 from typing import Any
 
 from xdsl.dialects import arith, func
-from xdsl.dialects.builtin import ModuleOp, TensorType, TupleType
+from xdsl.dialects.builtin import ModuleOp, TensorType, TupleType, f64
 from xdsl.ir import Attribute, Block, Operation, SSAValue
 
 from dycl.classify import builds_python_object
 from dycl.diagnostics import PassError
+from dycl.fx import computes_in_double
 from dycl.dialects import dycl as d
 from dycl.host.scalar_exprs import python_expr
 from dycl.passes.verify_host_contract import check_host_contract
@@ -71,6 +72,7 @@ class PythonHostEmitter:
         self.regions: dict[str, tuple[str, str, str]] = {}
         self.state: dict[str, str] = {}  # host name -> path of a module whose attributes forward writes
         self.host_torch = False  # the host runs tensor calls with torch
+        self.double_callees: set[str] = set()  # sub-DNNs that take host floats as float64
 
     def emit(self, text: str, depth: int) -> None:
         self.lines.append("    " * depth + text)
@@ -107,7 +109,9 @@ class PythonHostEmitter:
                 self.emit(f"{n(op.result)} = {text}", depth)
             case d.CallSubgraphOp():
                 lhs = self.names(op.res) + ("," if len(op.res) == 1 else "")
-                args = ", ".join(f"_dense({self.name(a)})" if _from_python(a) else self.name(a) for a in op.args)
+                double = op.callee.root_reference.data in self.double_callees
+                args = ", ".join(f"_dense({self.name(a)})" if _from_python(a) else
+                                 f"_f64({self.name(a)})" if double and a.type == f64 else self.name(a) for a in op.args)
                 call = f"rt.{op.callee.root_reference.data}({args})"
                 self.emit(f"{lhs} = {call}" if op.res else call, depth)
                 for r in op.res:  # a host scalar computed in the sub-DNN (len(x)) comes back a 0-d tensor
@@ -264,12 +268,18 @@ def _lengths(t: Attribute) -> Any:
     return [_lengths(e) for e in t.types.data] if isinstance(t, TupleType) else None
 
 
+def double_callees(module: ModuleOp) -> set[str]:
+    return {f.sym_name.data for f in module.ops if isinstance(f, func.FuncOp) and d.SUBGRAPH_ATTR in f.attributes
+            and computes_in_double(f)}
+
+
 def emit_host_python(module: ModuleOp, loaders: dict[str, str], model_name: str) -> str:
     """Source of the host module; `loaders` maps each backend its sub-DNNs use to
     the import path of its loader (`Backend.loader`, "package.module:function")."""
     check_host_contract(module, "Python host", allow_python=True)
     host = [f for f in module.ops if isinstance(f, func.FuncOp) and d.SUBGRAPH_ATTR not in f.attributes]
     em = PythonHostEmitter()
+    em.double_callees = double_callees(module)
     em.function(host[0])
     imports = "".join(f"import {m}\n" for m in sorted(em.imports))
     # The helpers forward calls, from the runtime (dycl/runtime/host_support.py).

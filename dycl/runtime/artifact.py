@@ -14,7 +14,7 @@ from typing import Any
 
 from dycl.diagnostics import DyclError
 
-MANIFEST_VERSION = 2
+MANIFEST_VERSION = 3  # 3: the manifest's own digest (manifest_sha256)
 MANIFEST = "manifest.json"
 REQUIRED = ("version", "model", "target", "inputs", "subgraphs", "files", "versions")
 # The packages whose version must match at load time: the host and every artifact

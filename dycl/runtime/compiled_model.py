@@ -12,6 +12,8 @@ from typing import Any, Callable
 
 import torch
 
+from dycl.arguments import ABSENT, Parameter, bind, describe, flatten
+from dycl.arguments import key as argument_key
 from dycl.diagnostics import DyclError, FallbackWarning, InputError
 from dycl.pyregion import load_model, to_torch
 from dycl.runtime.artifact import check
@@ -68,6 +70,11 @@ class CompiledModel:
         self.specialize: Callable[[list[Any]], CompiledModel] | None = None
         self._specializations: dict[tuple[Any, ...], CompiledModel] = {}
         self._eager_model: Any = None
+        params = self.manifest.get("parameters")
+        self._parameters = [Parameter.from_json(p) for p in params] if params is not None else None
+        spec = self.manifest.get("argument_spec")
+        # Calls bind forward's parameters (not tensors, or not all given positionally).
+        self._structured = spec is not None and not _positional_tensors(self._parameters, spec)
 
     # ----------------------------------------------------------------- calling
 
@@ -123,9 +130,31 @@ class CompiledModel:
         return self._expected
 
     def __call__(self, *inputs: Any, **kwargs: Any) -> Any:
-        if kwargs:
-            raise InputError(f"a compiled model takes its inputs by position; got keyword argument(s) "
-                             f"{', '.join(sorted(kwargs))}")
+        if kwargs or self._structured:
+            return self._call_arguments(inputs, kwargs)
+        return self._call_tensors(inputs)
+
+    def _call_arguments(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+        """forward's arguments as Python binds them (keywords, defaults, constants,
+        lists of tensors); the program's tensors out of them, or the program
+        compiled for other constants."""
+        params, compiled = self._parameters, self.manifest.get("argument_spec")
+        if params is None or compiled is None:
+            raise InputError("a compiled model takes its tensor inputs by position"
+                             + (f"; got keyword argument(s) {', '.join(sorted(kwargs))}" if kwargs else ""))
+        values = bind(params, args, kwargs)
+        flat, specs = flatten(values)
+        if argument_key(specs) == argument_key(compiled):
+            return self._call_tensors(tuple(flat), {p.name: v for p, v in zip(params, values) if v is not ABSENT})
+        if self.specialize is None:
+            raise InputError(f"compiled for {describe(params, compiled)}; called with {describe(params, specs)}",
+                             note="compile the model with these arguments as its example inputs")
+        other = self._specialization(tuple(flat), {p.name: v for p, v in zip(params, values) if v is not ABSENT},
+                                     argument_key(specs))
+        assert other is not None
+        return other(*args, **kwargs)
+
+    def _call_tensors(self, inputs: tuple[Any, ...], example: dict[str, Any] | None = None) -> Any:
         expected = self._expected or self._signature()
         # The common case checked without building any message (a few hundred ns).
         if self._dynamic:
@@ -134,15 +163,18 @@ class CompiledModel:
                 type(x) is torch.Tensor and x.shape == shape and x.dtype == dtype and (x.is_cpu or (
                     self._cuda and x.is_cuda))
                 for x, (shape, dtype) in zip(inputs, expected)):
-            other = self._specialization(inputs)
+            other = self._specialization(inputs, example)
             if other is not None:
-                return other(*inputs)
+                return other(*inputs) if example is None else other(**example)
+            if example is None and self._parameters is not None and "argument_spec" in self.manifest and (
+                    len(inputs) != len(expected) or not all(type(x) is torch.Tensor for x in inputs)):
+                return self._call_arguments(inputs, {})  # forward's other parameters, or constants
             self.check_inputs(inputs)
         # Backends take dense, aligned buffers: copy strided views and views at an offset.
         args = inputs
         if not all(x.is_contiguous() and not x.storage_offset() for x in inputs):
             if self.manifest.get("layout_sensitive"):
-                return self._eager(inputs)
+                return self._eager(inputs, example)
             args = tuple(x if x.is_contiguous() and not x.storage_offset()
                          else x.clone(memory_format=torch.contiguous_format) for x in inputs)
             versions = [a._version for a in args]
@@ -156,7 +188,7 @@ class CompiledModel:
                             x.copy_(a)
             return out
 
-    def _eager(self, inputs: tuple[Any, ...]) -> Any:
+    def _eager(self, inputs: tuple[Any, ...], example: dict[str, Any] | None = None) -> Any:
         """forward asks for the inputs' strides, and the program was built for dense
         inputs: these run the model itself, as eager does (a FallbackWarning once)."""
         with self._lock:
@@ -170,32 +202,36 @@ class CompiledModel:
                     "stride, ...) and was compiled for dense inputs; calls with strided inputs run the model "
                     "as eager Python"), stacklevel=3)
             with torch.no_grad():
-                return self._eager_model(*inputs)
+                return self._eager_model(*inputs) if example is None else self._eager_model(**example)
 
-    def _specialization(self, inputs: tuple[Any, ...]) -> CompiledModel | None:
+    def _specialization(self, inputs: tuple[Any, ...], example: dict[str, Any] | None = None,
+                        arguments: str | None = None) -> CompiledModel | None:
         """The model compiled for these inputs' shapes (compiled now on first use),
-        or None where this model does not specialise or the inputs are not tensors."""
+        or None where this model does not specialise or the inputs are not tensors.
+        `example` is forward's arguments by name where they are not these tensors;
+        `arguments` names other constants or structure than the compiled ones."""
         expected = self._signature()
         # Sizes or ranks differ (as eager, the model decides what it takes: a rank it
         # asserts against raises its AssertionError); another arity or dtype is an input error.
-        if self.specialize is None or len(inputs) != len(expected) or not all(
+        if self.specialize is None or arguments is None and (len(inputs) != len(expected) or not all(
                 type(x) is torch.Tensor and x.device.type in self._devices and x.dtype == dtype
-                for x, (shape, dtype) in zip(inputs, expected)):
+                for x, (shape, dtype) in zip(inputs, expected))):
             return None
-        key = tuple((tuple(x.shape), x.dtype, x.device.type) for x in inputs)
+        key = (arguments, *((tuple(x.shape), x.dtype, x.device.type) for x in inputs))
         with self._lock:
             found = self._specializations.get(key)
             if found is not None:
                 return found
             if len(self._specializations) >= MAX_SPECIALIZATIONS:
                 shapes = "; ".join(", ".join(f"{'x'.join(map(str, s))} {str(t).removeprefix('torch.')}"
-                                             for s, t, _ in k) for k in self._specializations)
+                                             for s, t, _ in k[1:]) for k in self._specializations)
                 raise InputError(f"this model was already compiled for {MAX_SPECIALIZATIONS} other input shapes "
                                  f"({shapes}); not compiling another",
                                  note="declare the dimensions that vary: dycl.compile(..., dynamic=True) or "
-                                      "signature='b x 8 x f32' with dims=['b=1..64']")
+                                      f"signature='{Signature.of_examples(inputs, dynamic=True).text()}' with "
+                                      "dims=['b=1..64']")
             try:
-                found = self.specialize(list(inputs))
+                found = self.specialize(list(inputs) if example is None else example)
             except InputError as e:
                 eager = getattr(e, "eager_exception", None)
                 if eager is not None:
@@ -225,8 +261,13 @@ class CompiledModel:
     @property
     def fallbacks(self) -> list[dict[str, Any]]:
         """The fallback regions: parts of the model run as its own Python (`loc`,
-        `construct`, `reason`, `tensor_op_share`); empty when all is compiled."""
-        return list(self.manifest.get("fallbacks", []))
+        `construct`, `reason`, `tensor_op_share`; `specialization` names the input
+        shapes of one compiled on first use); empty when all is compiled."""
+        out = list(self.manifest.get("fallbacks", []))
+        for key, other in list(self._specializations.items()):  # (compiled on first use for other shapes)
+            shapes = ", ".join("x".join(map(str, shape)) for shape, _, _ in key[1:])
+            out += [{**r, "specialization": shapes} for r in other.fallbacks if r not in out]
+        return out
 
     @property
     def subgraphs(self) -> dict[str, Any]:
@@ -243,6 +284,17 @@ class CompiledModel:
         if out.resolve() != self.path.resolve():
             shutil.copytree(self.path, out, dirs_exist_ok=True)
         return out
+
+
+def _positional_tensors(params: list[Parameter] | None, spec: list[Any]) -> bool:
+    """The program's inputs are forward's first arguments, the rest left to their
+    defaults: a call by position with tensors needs no binding."""
+    if params is None:
+        return False
+    n = sum(1 for s in spec if s == ["tensor"])
+    return all(s == ["tensor"] for s in spec[:n]) and all(
+        s == ABSENT or (p.constant_default and s == ["constant", type(p.default).__name__, p.default])
+        for p, s in zip(params[n:], spec[n:]))
 
 
 def _require_cuda_runtime() -> None:

@@ -31,7 +31,16 @@ HOST_NAMES = {
     "_region_tuple": "region_tuple",
     "_resolve": "resolve_global",
     "_t": "to_torch",
+    "_f64": "double_scalar",
 }
+
+
+def double_scalar(v: float) -> Any:
+    """A host float for a sub-DNN that computes in float64: a 0-d float64 tensor
+    (the loaders hand bare floats over as float32, where float32 math meets them)."""
+    import torch
+
+    return torch.tensor(v, dtype=torch.float64)
 
 
 def host_array(t: Any) -> Any:
@@ -49,7 +58,11 @@ def to_bool(t: Any) -> bool:
     """bool() of a one-element tensor: the only device→host read of a predicate."""
     if isinstance(t, (bool, int, float, list, tuple, dict, type(None))):
         return bool(t)  # (a Python list a region built: `if not picked:`)
-    return bool(host_array(t))
+    a = host_array(t)
+    if a.size != 1:  # eager's error, not numpy's
+        raise RuntimeError(f"Boolean value of Tensor with {'no values' if a.size == 0 else 'more than one value'} "
+                           "is ambiguous")
+    return bool(a)
 
 
 def item(t: Any) -> Any:

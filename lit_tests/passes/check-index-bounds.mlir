@@ -41,14 +41,22 @@
 // CHECK-NEXT:    %rem = dycl.call_function "_operator.mod"(%a, %[[DIV]])
 // CHECK:         dycl.constant "ZeroDivisionError"
 
-// A divisor the host read: n + (n == 0) and n != 0 on the host, where n is made.
+// A subscript the host read (`x[n]`): -2 <= n < 2 on the host, where n is made;
+// the op reads index 0 where it fails (the kernel never reads past the end) and
+// the host raises IndexError after it. Then a divisor the host read (`a % n`):
+// n + (n == 0) and n != 0, likewise.
 // CHECK:         %hn = dycl.item
+// CHECK:         %[[LT:.*]] = arith.cmpi slt, %hn, %{{.*}} : i64
+// CHECK-NEXT:    %[[OK:.*]] = arith.andi %{{.*}}, %[[LT]] : i1
+// CHECK-NEXT:    %[[IDX:.*]] = arith.select %[[OK]], %hn, %{{.*}} : i64
 // CHECK-NEXT:    %[[Z:.*]] = arith.constant 0 : i64
 // CHECK-NEXT:    %[[EQ:.*]] = arith.cmpi eq, %hn, %[[Z]] : i64
 // CHECK-NEXT:    %[[EXT:.*]] = arith.extui %[[EQ]] : i1 to i64
 // CHECK-NEXT:    %[[SAFE:.*]] = arith.addi %hn, %[[EXT]] : i64
 // CHECK-NEXT:    %{{.*}} = arith.cmpi ne, %hn, %[[Z]] : i64
 // CHECK:         %hrem = dycl.call_function "_operator.mod"(%a, %[[SAFE]])
+// CHECK:         %row = dycl.call_function "_operator.getitem"(%x, %[[IDX]])
+// CHECK:         dycl.raise "builtins.IndexError"
 
 // A max of a tensor whose size only the run time knows: eager raises on an empty one.
 // CHECK:         %[[ONES:.*]] = dycl.call_function "torch.ones_like"(%sel) : (tensor<?xf32>) -> tensor<?xf32>
@@ -97,6 +105,7 @@ func.func @forward(%ids: tensor<1x3xi64>, %x: tensor<2x5xf32>, %j: tensor<2xi64>
   %cnt = dycl.call_method "sum"(%b) : (tensor<2xi64>) -> tensor<i64>
   %hn = dycl.item %cnt : tensor<i64> -> i64
   %hrem = dycl.call_function "_operator.mod"(%a, %hn) : (tensor<2xi64>, i64) -> tensor<2xi64>
+  %row = dycl.call_function "_operator.getitem"(%x, %hn) : (tensor<2x5xf32>, i64) -> tensor<5xf32>
   %top = dycl.call_method "max"(%sel) : (tensor<?xf32>) -> tensor<f32>
   func.return %e : tensor<1x3x16xf32>
 }

@@ -1,0 +1,184 @@
+"""Arguments that are not (only) tensors: what `forward` is called with, as the
+compiled program's flat tensor inputs plus a spec of everything else.
+
+`forward(self, x, feats: list, k: int = 3, mask=None)` called with
+`(x, [a, b], 5)` binds every parameter: tensors become program inputs, numbers,
+strings, booleans and None are compile-time constants, lists and tuples keep
+their structure, and a parameter left to a default eager re-creates on each
+call (a list, a tensor) stays ABSENT (the frontend reads the default object).
+A call whose spec differs from the compiled one (another constant, a list of
+another length, a mask given where it was None) is another program: compiled on
+first use like another input shape (`dynamic="auto"`), else an InputError.
+"""
+
+from __future__ import annotations
+
+import inspect
+import json
+from dataclasses import dataclass
+from typing import Any, Mapping, Sequence
+
+import torch
+
+from dycl.diagnostics import InputError
+
+ABSENT = ["absent"]
+
+
+class ArgumentError(InputError, TypeError):
+    """A call Python itself would not bind (eager raises TypeError for it)."""  # a parameter not passed, whose default is an object forward reads
+
+
+def is_constant(v: Any) -> bool:
+    return v is None or type(v) in (bool, int, float, str)
+
+
+@dataclass(frozen=True)
+class Parameter:
+    name: str
+    kind: str  # "positional", "keyword" (keyword-only); *args/**kwargs are not bound here
+    default: Any = None
+    has_default: bool = False
+    constant_default: bool = False  # an immutable default: bound as a constant
+
+    def to_json(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"name": self.name, "kind": self.kind}
+        if self.has_default:
+            out["default"] = self.default if self.constant_default else "<object>"
+            out["constant_default"] = self.constant_default
+        return out
+
+    @staticmethod
+    def from_json(j: Mapping[str, Any]) -> Parameter:
+        return Parameter(j["name"], j["kind"], j.get("default"), "default" in j, bool(j.get("constant_default")))
+
+
+@dataclass(frozen=True)
+class Arguments:
+    """How forward's arguments are made of the program's tensors: one spec per parameter."""
+    params: list[Parameter]
+    specs: list[Any]
+
+
+def parameters_of(model: torch.nn.Module) -> list[Parameter] | None:
+    """forward's parameters, or None where they cannot be bound by name (*args)."""
+    try:
+        sig = inspect.signature(model.forward)
+    except (TypeError, ValueError):
+        return None
+    out = []
+    for p in sig.parameters.values():
+        if p.kind in (p.VAR_POSITIONAL, p.VAR_KEYWORD):
+            return None
+        has = p.default is not p.empty
+        out.append(Parameter(p.name, "keyword" if p.kind == p.KEYWORD_ONLY else "positional",
+                             p.default if has and is_constant(p.default) else None, has,
+                             has and is_constant(p.default)))
+    return out
+
+
+def bind(params: Sequence[Parameter], args: Sequence[Any], kwargs: Mapping[str, Any]) -> list[Any]:
+    """One value per parameter (ABSENT where an object default applies), as Python
+    binds a call; trailing ABSENTs dropped. Errors read like Python's TypeError."""
+    positional = [p for p in params if p.kind == "positional"]
+    if len(args) > len(positional):
+        raise ArgumentError(f"forward takes {len(positional)} positional arguments but {len(args)} were given")
+    values: dict[str, Any] = {p.name: a for p, a in zip(positional, args)}
+    names = {p.name for p in params}
+    for k, v in kwargs.items():
+        if k not in names:
+            raise ArgumentError(f"forward got an unexpected keyword argument '{k}'")
+        if k in values:
+            raise ArgumentError(f"forward got multiple values for argument '{k}'")
+        values[k] = v
+    out = []
+    for p in params:
+        if p.name in values:
+            out.append(values[p.name])
+        elif p.constant_default:
+            out.append(p.default)
+        elif p.has_default:
+            out.append(ABSENT)
+        else:
+            raise ArgumentError(f"forward missing required argument '{p.name}'")
+    while out and out[-1] is ABSENT:
+        out.pop()
+    return out
+
+
+def flatten(values: Sequence[Any]) -> tuple[list[torch.Tensor], list[Any]]:
+    """(the tensors, in order; the spec of each value) — a spec is JSON."""
+    flat: list[torch.Tensor] = []
+
+    def spec(v: Any, where: str) -> Any:
+        if v is ABSENT:
+            return ABSENT
+        if isinstance(v, torch.Tensor):
+            flat.append(v)
+            return ["tensor"]
+        if is_constant(v):
+            return ["constant", type(v).__name__, v]
+        if type(v) in (list, tuple):
+            return [type(v).__name__, [spec(x, f"{where}[{i}]") for i, x in enumerate(v)]]
+        raise InputError(f"{where} is a {type(v).__name__}; dycl takes tensors, numbers, strings, booleans, None "
+                         "and lists or tuples of them as arguments")
+
+    return flat, [spec(v, f"argument {i}") for i, v in enumerate(values)]
+
+
+def unflatten(flat: Sequence[Any], specs: Sequence[Any]) -> list[Any]:
+    """The values `flatten` took apart (ABSENT where a parameter was not passed)."""
+    it = iter(flat)
+
+    def build(s: Any) -> Any:
+        if s == ABSENT:
+            return ABSENT
+        if s[0] == "tensor":
+            return next(it)
+        if s[0] == "constant":
+            return s[2]
+        items = [build(x) for x in s[1]]
+        return items if s[0] == "list" else tuple(items)
+
+    return [build(s) for s in specs]
+
+
+def key(specs: Sequence[Any]) -> str:
+    """Specs compared as text: `1` and `True` differ by type, NaN equals NaN."""
+    return json.dumps(specs)
+
+
+def is_plain(specs: Sequence[Any]) -> bool:
+    """Tensors only, in order: the program's inputs are forward's arguments."""
+    return all(s == ["tensor"] for s in specs)
+
+
+def describe(params: Sequence[Parameter], specs: Sequence[Any]) -> str:
+    def text(s: Any) -> str:
+        if s == ABSENT:
+            return "(default)"
+        if s[0] == "tensor":
+            return "a tensor"
+        if s[0] == "constant":
+            return repr(s[2])
+        inner = ", ".join(text(x) for x in s[1])
+        return f"[{inner}]" if s[0] == "list" else f"({inner}{',' if len(s[1]) == 1 else ''})"
+
+    return ", ".join(f"{p.name}={text(s)}" for p, s in zip(params, specs))
+
+
+def python_call(params: Sequence[Parameter], specs: Sequence[Any], names: Sequence[str]) -> str:
+    """`x=x0, feats=[x1, x2], k=5`: forward's call in Python source, tensors named `names`."""
+    it = iter(names)
+
+    def expr(s: Any) -> str:
+        if s[0] == "tensor":
+            return next(it)
+        if s[0] == "constant":
+            v = s[2]
+            return f"float({str(v)!r})" if isinstance(v, float) and v != v or v in (float("inf"), float("-inf")) \
+                else repr(v)
+        inner = ", ".join(expr(x) for x in s[1])
+        return f"[{inner}]" if s[0] == "list" else f"({inner}{',' if len(s[1]) == 1 else ''})"
+
+    return ", ".join(f"{p.name}={expr(s)}" for p, s in zip(params, specs) if s != ABSENT)

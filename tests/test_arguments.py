@@ -1,0 +1,83 @@
+"""forward's arguments as Python binds them: keywords, defaults, numbers, strings,
+None and lists of tensors (FPN feature lists, `k`, `mode`, an optional mask).
+These were refused ("example input 'k' is a int") or, at call time, "takes its
+inputs by position"."""
+
+import warnings
+
+import pytest
+import torch
+
+import dycl
+
+
+class Heads(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = torch.nn.Linear(4, 4)
+
+    def forward(self, x, feats, k: int = 2, mode="sum", mask=None, scale=1.0):
+        h = self.fc(x) * scale
+        for f in feats:
+            h = h + f
+        if mask is not None:
+            h = h.masked_fill(mask, 0.0)
+        h = h * k
+        return h.sum(-1) if mode == "sum" else h.amax(-1)
+
+
+class Untranslatable(Heads):
+    def forward(self, x, feats, k: int = 2, mode="sum", mask=None, scale=1.0):
+        print(end="")  # (runs as Python)
+        return super().forward(x, feats, k, mode, mask, scale)
+
+
+@pytest.fixture(scope="module")
+def heads():
+    torch.manual_seed(0)
+    x, feats = torch.randn(2, 4), [torch.randn(2, 4), torch.randn(2, 4)]
+    model = Heads().eval()
+    return model, dycl.compile(model, (x, feats, 3), fallback="error"), x, feats
+
+
+def test_calls_bind_keywords_defaults_and_constants(heads):
+    model, cm, x, feats = heads
+    mask = torch.rand(2, 4) > 0.5
+    calls = [((x, feats, 3), {}), ((x, feats), {"k": 3}), ((x,), {"feats": feats, "k": 3}),
+             ((x, feats, 5), {}), ((x, feats[:1], 3), {}), ((x, feats, 3), {"mask": mask}),
+             ((x, feats, 3, "max"), {}), ((x, feats), {}), ((x, feats, 3), {"scale": 2.5})]
+    with torch.no_grad(), warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        for args, kwargs in calls:
+            assert torch.allclose(cm(*args, **kwargs), model(*args, **kwargs), atol=1e-6), (len(args), kwargs)
+    assert cm.manifest["argument_spec"][2] == ["constant", "int", 3]
+
+
+def test_calls_python_would_not_bind_raise_type_errors(heads):
+    _, cm, x, feats = heads
+    for args, kwargs, message in [((x,), {}, "missing required argument 'feats'"),
+                                  ((x, feats), {"bogus": 1}, "unexpected keyword argument 'bogus'"),
+                                  ((x, feats, 3, "sum", None, 1.0, 9), {}, "takes 6 positional arguments")]:
+        with pytest.raises(TypeError, match=message):
+            cm(*args, **kwargs)
+
+
+def test_a_loaded_artifact_names_the_constant_it_was_compiled_for(heads, tmp_path):
+    _, cm, x, feats = heads
+    cm.save(tmp_path / "a")
+    loaded = dycl.load(tmp_path / "a")
+    assert torch.equal(loaded(x, feats, k=3), cm(x, feats, 3))
+    with pytest.raises(dycl.InputError, match=r"compiled for x=a tensor, feats=\[a tensor, a tensor\], k=3.*"
+                                              r"called with .*k=4"):
+        loaded(x, feats, 4)
+
+
+def test_a_forward_run_as_python_gets_its_arguments_by_name():
+    torch.manual_seed(0)
+    x, feats = torch.randn(2, 4), [torch.randn(2, 4)]
+    model = Untranslatable().eval()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        cm = dycl.compile(model, {"x": x, "feats": feats, "mode": "max"})  # example inputs by name
+        with torch.no_grad():
+            assert torch.allclose(cm(x, feats, mode="max"), model(x, feats, mode="max"), atol=1e-6)
