@@ -82,7 +82,9 @@ def bind(params: Sequence[Parameter], args: Sequence[Any], kwargs: Mapping[str, 
     binds a call; trailing ABSENTs dropped. Errors read like Python's TypeError."""
     positional = [p for p in params if p.kind == "positional"]
     if len(args) > len(positional):
-        raise ArgumentError(f"forward takes {len(positional)} positional arguments but {len(args)} were given")
+        # (counting self, as Python's message does)
+        raise ArgumentError(f"forward() takes {len(positional) + 1} positional arguments but {len(args) + 1} "
+                            "were given")
     values: dict[str, Any] = {p.name: a for p, a in zip(positional, args)}
     names = {p.name for p in params}
     for k, v in kwargs.items():

@@ -16,6 +16,8 @@ from dycl.dialects import dycl as d
 from dycl.pyregion import resolve
 
 TENSOR, HOST, FREE = "tensor", "host", "free"
+# Tensor methods whose result is a Python value made from the data: host reads.
+PYTHON_VALUE_METHODS = frozenset({"tolist"})
 
 _CALLS = (d.CallModuleOp, d.CallFunctionOp, d.CallMethodOp)
 _HOST_WRAPPERS = ("torch.return_types.", "builtins.dict")
@@ -75,6 +77,8 @@ def classify(op: Operation) -> str:
         return HOST  # named tuples, dicts, output objects of results: host plumbing, like a tuple
     if _is_shape_object(op):
         return HOST
+    if isinstance(op, d.CallMethodOp) and op.method.data in PYTHON_VALUE_METHODS:
+        return HOST  # `lengths = mask.sum(1).tolist()`: a Python list, read on the host
     if d.ON_HOST_ATTR in op.attributes:
         return HOST  # cut out of its sub-DNN: the host runs it with torch  # `x.shape` of a dynamic dimension: a torch.Size the host reads off the tensor
     if isinstance(op, _CALLS):

@@ -28,7 +28,7 @@ from dycl.diagnostics import DyclError, FrontendError, SourceLoc
 from dycl.arguments import Arguments, bind, flatten, parameters_of
 from dycl.backends.base import POLICIES, BuildOptions, Target, get_backend
 from dycl.dialects import dycl as d
-from dycl.frontend.lowering import FOLDED_ATTR, LAYOUT_ATTR, lower_module
+from dycl.frontend.lowering import FOLDED_ATTR, LAYOUT_ATTR, MUTATES_ARGUMENTS_ATTR, lower_module
 from dycl.fx import subgraph_spec
 from dycl.hcfg import Hcfg
 from dycl.ir_dump import IrDumper, check_stages
@@ -174,7 +174,10 @@ def build_artifact(module: ModuleOp, model: nn.Module, inputs: Sequence[torch.Te
     if LAYOUT_ATTR in module.attributes:
         # forward asks for strides: built for dense inputs, other layouts run the model as eager does.
         manifest["layout_sensitive"] = True
-    if regions or LAYOUT_ATTR in module.attributes:
+    if MUTATES_ARGUMENTS_ATTR in module.attributes:
+        # forward changes lists the caller passed: calls run the model, as eager does
+        manifest["mutates_arguments"] = [a.data for a in module.attributes[MUTATES_ARGUMENTS_ATTR].data]
+    if regions or LAYOUT_ATTR in module.attributes or MUTATES_ARGUMENTS_ATTR in module.attributes:
         manifest["fallback_model"] = save_fallback_model(model, regions, out_dir)
     (out_dir / "manifest.json").write_text(json.dumps(seal(out_dir, manifest), indent=2) + "\n")
 
@@ -548,7 +551,13 @@ def _raised_by_the_model(e: BaseException) -> bool:
 
 
 def _cloned(values: Any) -> list[Any]:
-    return [x.clone() if isinstance(x, torch.Tensor) else x for x in values]
+    """Copies (lists and tuples too): running the model on them changes none of the caller's."""
+    def copy(x: Any) -> Any:
+        if isinstance(x, torch.Tensor):
+            return x.clone()
+        return type(x)(copy(v) for v in x) if type(x) in (list, tuple) else x
+
+    return [copy(x) for x in values]
 
 
 def _check_raises_too(out: Path, module: Any, report: CompileReport, model: nn.Module, args: Sequence[Any],

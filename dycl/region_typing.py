@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import ast
 import contextlib
+import inspect
 import io
 import logging
 import warnings
@@ -36,6 +37,19 @@ def _containers(values: Any) -> list[tuple[Any, Any]]:
     return out
 
 
+_GONE = object()
+
+
+def _user_classes(model: nn.Module) -> list[type]:
+    """The model's own classes (not torch's), bases included."""
+    out: list[type] = []
+    for m in model.modules():
+        for c in type(m).__mro__:
+            if c not in out and c is not object and not (c.__module__ or "").startswith("torch"):
+                out.append(c)
+    return out
+
+
 def _restore_containers(saved: list[tuple[Any, Any]]) -> None:
     for container, contents in saved:
         if isinstance(container, list):
@@ -52,7 +66,13 @@ def protected(model: nn.Module, user_globals: dict[str, Any] | None = None) -> I
     saved = []
     glob = dict(user_globals) if user_globals is not None else None
     user_values = [v for k, v in (glob or {}).items() if not k.startswith("__")]
-    held = _containers([*user_values, *(getattr(model.forward, "__defaults__", None) or ())])
+    classes = _user_classes(model)
+    class_attrs = [(c, {k: v for k, v in vars(c).items() if not k.startswith("__") and not callable(v)})
+                   for c in classes]
+    defaults = [d for c in classes for f in vars(c).values() if inspect.isfunction(f)
+                for d in (*(f.__defaults__ or ()), *(f.__kwdefaults__ or {}).values())]
+    held = _containers([*user_values, *(getattr(model.forward, "__defaults__", None) or ()), *defaults,
+                        *(v for _, attrs in class_attrs for v in attrs.values())])
     for m in model.modules():
         attrs = dict(m.__dict__)
         inner = {k: dict(v) for k, v in attrs.items() if isinstance(v, dict)}
@@ -80,6 +100,10 @@ def protected(model: nn.Module, user_globals: dict[str, Any] | None = None) -> I
                 del user_globals[k]
             user_globals.update(glob)
         _restore_containers(held)
+        for c, attrs in class_attrs:  # `type(self).calls += 1` ran too
+            for k, v in attrs.items():
+                if vars(c).get(k, _GONE) is not v:
+                    setattr(c, k, v)
         for m, attrs, inner, lists in saved:
             m.__dict__.clear()
             m.__dict__.update(attrs)

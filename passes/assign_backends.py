@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import contextlib
+import io
 import os
 import statistics
 import tempfile
@@ -153,7 +155,14 @@ class AssignBackendsPass(ModulePass):
             runs[name] = run
         if not runs:
             raise PassError(f"no backend could build sub-DNN @{f.sym_name.data}: {', '.join(failed)}", f)
-        choice = decide(interleaved_timings({n: (lambda run=run: _wait(run(*inputs))) for n, run in runs.items()}))
+        timeable = {n: run for n, run in runs.items() if _runs_on(run, inputs)}
+        if not timeable:
+            # Example inputs the sub-DNN does not take (a size passed as a number next to a
+            # tensor resized for a symbolic dimension): every build was checked on inputs
+            # that fit; the first candidate, untimed and not remembered.
+            name = next(iter(runs))
+            return Choice(name, f"{name}: not timed (the example inputs do not fit together)", {})
+        choice = decide(interleaved_timings({n: (lambda run=run: _wait(run(*inputs))) for n, run in timeable.items()}))
         notes = [n for n in (skipped, *failed) if n]
         if notes:
             choice.reason += f"; {'; '.join(notes)}"
@@ -194,3 +203,12 @@ class AssignBackendsPass(ModulePass):
 def _timing_file(key: str) -> Path | None:
     root = cache_dir()
     return None if root is None else root / "timings" / f"{key}.txt"
+
+
+def _runs_on(run: Any, inputs: list[Any]) -> bool:
+    try:
+        with contextlib.redirect_stderr(io.StringIO()):  # (FX prints a failing call's traceback itself)
+            _wait(run(*inputs))
+        return True
+    except Exception:  # noqa: BLE001 (a candidate that cannot be timed on these inputs is not chosen by time)
+        return False

@@ -31,7 +31,7 @@ from xdsl.dialects.builtin import (
 )
 from xdsl.ir import Attribute, Block, Operation, SSAValue
 from xdsl.passes import ModulePass
-from xdsl.rewriter import Rewriter
+from xdsl.rewriter import InsertPoint, Rewriter
 
 from dycl.diagnostics import DyclError, PassError, SymbolicDimsError
 from dycl.symbols import lookup_symbol
@@ -88,6 +88,7 @@ class _Inferrer:
         self.mode = FakeTensorMode(allow_non_fake_inputs=True, shape_env=ShapeEnv())
         self.env: dict[SSAValue, Any] = {}
         self.breaks: list[list[Any]] = []
+        self.loop_depth = 0  # loop bodies being run (once, for every iteration)
         self.symbol_names: dict[Any, str] = {}  # size symbol of a signature's named dimension -> name
 
     # -------------------------------------------------------------- values
@@ -307,7 +308,9 @@ class _Inferrer:
                 src = self.get(op.input)
                 if isinstance(src, torch.Tensor) and isinstance(src.numel(), int) and src.numel() != 1:
                     raise PassError(f"bool() of a tensor with {src.numel()} elements is ambiguous", op)
-                self.set(op.result, Unknown(i1))
+                # A number decided by static sizes (`x.size(-1) % 2`): its branch is the only one taken.
+                known = type(src) in (bool, int, float) and _decided(op.input)
+                self.set(op.result, bool(src) if known else Unknown(i1))
             case d.ItemOp():
                 src = self.get(op.input)
                 t = op.result.type
@@ -327,7 +330,11 @@ class _Inferrer:
                 self.run_loop(op, op.body.block, [Unknown(i64)] + [self.get(v) for v in op.iter_args], returns)
             case d.WhileOp():
                 inits = [self.get(v) for v in op.iter_args]
-                self.run_block_with_args(op.cond_region.block, inits, returns)
+                self.loop_depth += 1
+                try:
+                    self.run_block_with_args(op.cond_region.block, inits, returns)
+                finally:
+                    self.loop_depth -= 1
                 self.run_loop(op, op.body.block, inits, returns)
             case d.TensorRegionOp():
                 vals = self.run_block(op.body.block, returns)
@@ -362,6 +369,22 @@ class _Inferrer:
             self.set(r, v)
 
     def run_if(self, op: d.IfOp, returns: list[list[Attribute]]) -> None:
+        cond = self.env.get(op.cond)
+        taken = (op.then_region if cond else op.else_region).block if type(cond) is bool else None
+        if taken is not None and isinstance(taken.last_op, d.YieldOp) and not self.loop_depth:
+            # Decided by static sizes: the other branch never runs (its shapes may not even
+            # fit: `cat` to an odd width, then `view(-1, 2)`), so it goes now. (Not in a
+            # loop body, run once for every iteration: its numbers are the first's.)
+            self.run_block(taken, returns)
+            yielded = list(taken.last_op.values)
+            for o in list(taken.ops)[:-1]:
+                o.detach()
+                Rewriter.insert_op(o, InsertPoint.before(op))
+            for r, v in zip(list(op.results), yielded):
+                r.replace_all_uses_with(v)
+            op.detach()
+            op.erase()
+            return
         outs = [self.run_block(r.block, returns) for r in (op.then_region, op.else_region)]
         live = [o for o in outs if o is not None]
         for i, r in enumerate(list(op.results)):
@@ -381,7 +404,11 @@ class _Inferrer:
 
     def run_loop(self, op: Operation, block: Block, inits: list[Any], returns: list[list[Attribute]]) -> None:
         saved, self.breaks = self.breaks, []
-        out = self.run_block_with_args(block, inits, returns)
+        self.loop_depth += 1
+        try:
+            out = self.run_block_with_args(block, inits, returns)
+        finally:
+            self.loop_depth -= 1
         carried = inits[1:] if isinstance(op, d.ForOp) else inits
         ends = ([out] if out is not None else []) + self.breaks
         for vals in ends:
@@ -477,6 +504,20 @@ class _Inferrer:
 
 
 _MAX_SPLITS = 64
+# Ops whose results are not decided by the static shapes of their operands: data
+# reads, joins of paths (a representative value), loops, regions, sub-DNN calls.
+_UNDECIDED = (d.ItemOp, d.IfOp, d.ForOp, d.WhileOp, d.PyRegionOp, d.CallSubgraphOp, d.TensorRegionOp, d.ToBoolOp)
+
+
+def _decided(v: SSAValue, depth: int = 0) -> bool:
+    """Whether a host value is the same on every run: made from constants and static
+    sizes only (not from data, a join of paths, a loop's iteration or a region)."""
+    if isinstance(v.type, TensorType):
+        return all(n >= 0 for n in v.type.get_shape())  # its sizes: what a number computed from it reads
+    owner = v.owner
+    if depth > 64 or not isinstance(owner, Operation) or isinstance(owner, _UNDECIDED):
+        return False  # (a block argument: a loop's iteration, a branch's value)
+    return all(_decided(x, depth + 1) for x in owner.operands)
 
 
 def _typed_use(v: SSAValue, depth: int = 0) -> bool:

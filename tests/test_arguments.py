@@ -57,7 +57,7 @@ def test_calls_python_would_not_bind_raise_type_errors(heads):
     _, cm, x, feats = heads
     for args, kwargs, message in [((x,), {}, "missing required argument 'feats'"),
                                   ((x, feats), {"bogus": 1}, "unexpected keyword argument 'bogus'"),
-                                  ((x, feats, 3, "sum", None, 1.0, 9), {}, "takes 6 positional arguments")]:
+                                  ((x, feats, 3, "sum", None, 1.0, 9), {}, "takes 7 positional arguments but 8 were given")]:
         with pytest.raises(TypeError, match=message):
             cm(*args, **kwargs)
 
@@ -81,3 +81,54 @@ def test_a_forward_run_as_python_gets_its_arguments_by_name():
         cm = dycl.compile(model, {"x": x, "feats": feats, "mode": "max"})  # example inputs by name
         with torch.no_grad():
             assert torch.allclose(cm(x, feats, mode="max"), model(x, feats, mode="max"), atol=1e-6)
+
+
+class KeywordOnly(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = torch.nn.Linear(8, 5)
+
+    def forward(self, x, *, temperature=1.0, scale):
+        return torch.softmax(self.fc(x) / temperature, -1) * scale
+
+
+def test_keyword_only_parameters():
+    """`forward(self, x, *, temperature=1.0)` sent the whole forward to Python."""
+    torch.manual_seed(0)
+    model, x = KeywordOnly().eval(), torch.randn(2, 8)
+    cm = dycl.compile(model, {"x": x, "scale": 2.0}, fallback="error")
+    with torch.no_grad(), warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        for kwargs in ({"scale": 2.0}, {"scale": 2.0, "temperature": 3.0}, {"scale": 1.5}):
+            assert torch.allclose(cm(x, **kwargs), model(x, **kwargs)), kwargs
+    with pytest.raises(TypeError, match="takes 2 positional arguments but 3 were given"):
+        cm(x, 2.0)
+
+
+class AppendsToItsList(torch.nn.Module):
+    def forward(self, x, feats: list):
+        feats.append(x)
+        return torch.stack(feats).sum(0)
+
+
+def test_compiling_changes_none_of_the_example_arguments():
+    """Compiling ran the model on the caller's own list (a specialisation compiled at a
+    call grew the caller's list before the call itself)."""
+    feats = [torch.ones(2)]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        dycl.compile(AppendsToItsList(), (torch.ones(2), feats))
+    assert len(feats) == 1
+
+
+def test_a_list_argument_forward_changes_is_the_callers():
+    """`feats.append(x)` changed a list rebuilt from the program's inputs: the
+    caller's list stayed as it was. Such a model is marked; its calls run it."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        cm = dycl.compile(AppendsToItsList(), (torch.ones(2), [torch.ones(2)]))
+        assert cm.manifest["mutates_arguments"][0].startswith("feats (")
+        mine, theirs = [torch.ones(2)], [torch.ones(2)]
+        for _ in range(2):
+            assert torch.equal(cm(torch.ones(2), mine), AppendsToItsList()(torch.ones(2), theirs))
+    assert len(mine) == len(theirs) == 3

@@ -63,7 +63,8 @@ def test_other_shapes_compile_on_first_use_up_to_a_limit(branchy, tmp_path):
             x = torch.randn(b, 16)
             assert max_abs_error(model(x), cm(x)) <= 1e-6
     assert len(cm._specializations) == 2
-    cm._specializations.update({(((100 + k, 16), torch.float32, "cpu"),): cm for k in range(MAX_SPECIALIZATIONS - 2)})
+    cm._specializations.update({(None, ((100 + k, 16), torch.float32, "cpu")): cm
+                                for k in range(MAX_SPECIALIZATIONS - 2)})
     with pytest.raises(dycl.InputError, match=f"already compiled for {MAX_SPECIALIZATIONS} other input shapes"):
         cm(torch.randn(7, 16))
     fixed = dycl.compile(model, branchy.example_inputs(), backend="torch", dynamic=False)
@@ -71,15 +72,23 @@ def test_other_shapes_compile_on_first_use_up_to_a_limit(branchy, tmp_path):
         fixed(torch.randn(2, 16))
 
 
-def test_wrong_dtype(branchy_compiled):
-    _, cm = branchy_compiled
+def test_wrong_dtype(branchy, branchy_compiled):
+    """Another dtype is compiled for on first use, as another shape is: where eager
+    refuses it (float32 weights), the call raises eager's error."""
+    model, cm = branchy_compiled
+    x = torch.randn(1, 16, dtype=torch.float64)
+    with pytest.raises(RuntimeError) as want:
+        model(x)
+    with pytest.raises(RuntimeError) as got:
+        cm(x)
+    assert str(got.value) == str(want.value)
     with pytest.raises(dycl.InputError, match="got 1x16 float64"):
-        cm(torch.randn(1, 16, dtype=torch.float64))
+        dycl.load(cm.path)(x)  # (a loaded artifact compiles nothing)
 
 
 def test_wrong_arity(branchy_compiled):
     _, cm = branchy_compiled
-    with pytest.raises(dycl.InputError, match="forward takes 1 positional arguments but 2 were given"):
+    with pytest.raises(dycl.InputError, match=r"forward\(\) takes 2 positional arguments but 3 were given"):
         cm(torch.randn(1, 16), torch.randn(1, 16))  # (a TypeError too, as eager's)
 
 

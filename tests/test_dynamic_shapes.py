@@ -83,3 +83,23 @@ def test_onnx_graphs_wrong_on_some_inputs_are_refused():
     assert cm.report.fallbacks and "wrong on some inputs" in cm.report.fallbacks[0], cm.report.fallbacks
     for s in sels:
         assert max_abs_error(model(x, s), cm(x, s)) == 0.0, s
+
+
+class HalvesBySize(torch.nn.Module):
+    def forward(self, x):
+        h = x.size(1) // 2
+        y = x[:, :h] * x[:, h:2 * h]
+        if y.sum() > 0:
+            return y * 2
+        return y
+
+
+def test_a_size_read_as_a_number_with_symbolic_dims_compiles():
+    """`h = x.size(1) // 2; x[:, :h]` under a signature: `auto` timed each backend on
+    example inputs that did not fit together (the number was not resized with the
+    tensor), the run raised and forward ran as Python."""
+    cm = dycl.compile(HalvesBySize(), [torch.randn(2, 6)], fallback="error", signature="b x s x f32",
+                      dims=["b=1..64", "s=2..64"])
+    for shape in ((3, 7), (5, 10), (1, 2)):
+        x = torch.randn(shape)
+        assert torch.allclose(cm(x), HalvesBySize()(x)), shape

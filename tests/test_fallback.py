@@ -580,3 +580,52 @@ def test_a_buffer_registered_again_in_forward_is_not_a_constant():
             warnings.simplefilter("ignore")
             assert torch.allclose(cm(x), model(x)), n
     assert twin.max_seq_len_cached == model.max_seq_len_cached == 9
+
+
+class CountsEveryOtherCall(torch.nn.Module):
+    calls = 0
+
+    def forward(self, x):
+        type(self).calls += 1
+        if self.calls % 2 == 0:
+            return x * 2
+        return x
+
+
+class HelperCache(torch.nn.Module):
+    def helper(self, x, cache=[]):
+        if x[0] > 0:
+            cache.append(1)
+        return x * len(cache)
+
+    def forward(self, x):
+        return self.helper(x)
+
+
+class KeyOnOnePath(torch.nn.Module):
+    def forward(self, x):
+        d = {"a": x}
+        if x[0] > 0:
+            d["b"] = x * 2
+        return len(d), d.get("b", x + 100), d["b"] if "b" in d else d["a"] - 1
+
+
+def test_compiling_runs_change_no_class_attribute_or_default_and_state_is_read_at_run_time():
+    """Compiling ran forward once for good (a class counter off by one after it), a
+    helper's `cache=[]` default was a fresh list per call, and a dict key added on
+    one path was answered from the other path's dict."""
+    x = torch.tensor([1.0, 2.0])
+    CountsEveryOtherCall.calls = 0
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        cm = dycl.compile(CountsEveryOtherCall(), (x,))
+        assert CountsEveryOtherCall.calls == 0
+        assert [cm(x).tolist() for _ in range(3)] == [[1.0, 2.0], [2.0, 4.0], [1.0, 2.0]]
+        cm = dycl.compile(HelperCache(), (x,))
+        assert HelperCache.helper.__defaults__[0] == []
+        assert [cm(x)[0].item() for _ in range(3)] == [1.0, 2.0, 3.0]
+        HelperCache.helper.__defaults__[0].clear()
+        cm = dycl.compile(KeyOnOnePath(), (x,))
+    for v in (x, -x, torch.tensor([-1.0, 2.0])):
+        got, want = cm(v), KeyOnOnePath()(v)
+        assert got[0] == want[0] and all(torch.equal(a, b) for a, b in zip(got[1:], want[1:])), v

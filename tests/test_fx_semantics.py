@@ -737,3 +737,51 @@ def test_list_plus_equals_changes_the_list_every_name_holds():
     cm = dycl.compile(ListExtendedInPlace(), (torch.ones(2),), fallback="error")
     got, want = cm(torch.ones(2)), ListExtendedInPlace()(torch.ones(2))
     assert got[0] == want[0] == 4 and torch.equal(got[1], want[1])
+
+
+class BranchesDecidedBySizes(nn.Module):
+    def forward(self, x):
+        if x.shape[0] > 1:
+            x = x - x.mean(0, keepdim=True)
+        if x.size(-1) % 2:  # false for the compiled width: its branch's shapes would not fit below
+            x = torch.cat([x, x[:, :1]], dim=1)
+        return x.view(x.shape[0], -1, 2).sum(-1)
+
+
+def test_a_branch_static_sizes_rule_out_is_not_shape_inferred():
+    """shape-inference ran both branches of `if x.size(-1) % 2:` (x a computed value),
+    the impossible one failed (`view` of an odd width) and forward ran as Python."""
+    cm = dycl.compile(BranchesDecidedBySizes(), (torch.randn(2, 6),), fallback="error")
+    x = torch.randn(2, 6)
+    assert torch.allclose(cm(x), BranchesDecidedBySizes()(x), atol=1e-6)
+
+
+class LengthsAsAList(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.proj = nn.Linear(5, 5)
+
+    def forward(self, h, mask):
+        h = self.proj(h)
+        lengths = mask.sum(1).tolist()
+        pooled = []
+        for b, n in enumerate(lengths):
+            pooled.append(h[b, :n].mean(0) if n > 0 else h.new_zeros(5))
+        return torch.stack(pooled), lengths
+
+
+def test_tolist_is_read_on_the_host():
+    """`.tolist()` went into a sub-DNN (which cannot return a list): the whole
+    forward ran as Python; now only the loop over the list does."""
+    torch.manual_seed(0)
+    model = LengthsAsAList().eval()
+    mask = torch.arange(6)[None, :] < torch.tensor([2, 6, 4])[:, None]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        cm = dycl.compile(model, (torch.randn(3, 6, 5), mask))
+    assert cm.fallbacks and all(r["construct"] != "forward" for r in cm.fallbacks) and cm.subgraphs
+    h = torch.randn(3, 6, 5)
+    with torch.no_grad():
+        for m in (mask, torch.zeros(3, 6, dtype=torch.bool)):
+            got, want = cm(h, m), model(h, m)
+            assert torch.allclose(got[0], want[0], atol=1e-6) and got[1] == want[1] and type(got[1]) is list

@@ -19,7 +19,7 @@ from torch import nn
 from xdsl.dialects import arith
 from xdsl.ir import SSAValue
 
-from dycl.frontend.values import DictVal, ModuleRef, NamedSeq, ObjectVal, SeqVal, Static, Value
+from dycl.frontend.values import MUTATING_METHODS, DictVal, ModuleRef, NamedSeq, ObjectVal, SeqVal, Static, Value
 
 if TYPE_CHECKING:
     from dycl.frontend.lowering import Lowerer, _Scope
@@ -190,6 +190,8 @@ class ContainerLowering:
     def container_method(self: Lowerer, recv: SeqVal, name: str, args: list[Value], kwargs: dict[str, Value],
                          node: ast.AST) -> Value:
         """Methods of a list or dict built in forward, evaluated at compile time."""
+        if recv.argument is not None and name in MUTATING_METHODS:
+            self.note_argument_mutated(recv, node)
         if isinstance(recv, DictVal) and name == "update" and not args:
             for k, x in kwargs.items():
                 recv.set(k, x)
@@ -260,6 +262,8 @@ class ContainerLowering:
         base = self.expr(target.value, scope)
         if not isinstance(base, SeqVal) or not (isinstance(base, DictVal) or base.is_list):
             return False
+        if base.argument is not None:
+            self.note_argument_mutated(base, target)
         key = self._index(target.slice, scope)
         if not isinstance(key, Static):
             raise self.unsupported(target, "item assignment with a run-time index into a Python container")

@@ -11,11 +11,13 @@ import inspect
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
+import torch
+
 from dycl.diagnostics import FrontendError
 from dycl.frontend.exceptions import PathEnded
 from dycl.frontend.restructure import always_exits, lift_loop_returns, restructure
 from dycl.frontend.state import sync_state
-from dycl.frontend.values import Closure, DictVal, ModuleRef, SeqVal, Static, Value
+from dycl.frontend.values import Closure, DictVal, ModuleRef, ObjectRef, SeqVal, Static, Value
 
 if TYPE_CHECKING:
     from dycl.frontend.lowering import Lowerer, _Function, _Scope
@@ -91,7 +93,11 @@ class FunctionLowering:
         defaults = fdef.args.defaults
         kw_defaults = fdef.args.kw_defaults
 
+        held = _default_objects(function, self_ref)
+
         def default(i: int) -> Value:
+            if i - len(defaults) + len(held) in range(len(held)) and (ref := held[i - len(defaults) + len(held)]):
+                return ref  # `cache=[]`: one list for every call, changed by the calls (state)
             return self._in_function(fn, lambda: self.expr(defaults[i], self._new_scope({})))
 
         def kw_default(j: int) -> Value | None:
@@ -195,3 +201,23 @@ class FunctionLowering:
         self._branch(self.to_bool(pred, node), [], [], outer, node, then_fn=branch("true_fn"), else_fn=branch("false_fn"))
         sync_state(scope.env, outer.env)
         return outer.env["$v"]
+
+
+def _default_objects(function: Any, self_ref: Any) -> list[Any]:
+    """Per positional default of `function`: an ObjectRef where it is a mutable object
+    (a list, dict, set or tensor: the same object on every call, as eager's), else None."""
+    values = getattr(function, "__defaults__", None) or ()
+    if not any(isinstance(v, (list, dict, set, torch.Tensor)) for v in values):
+        return [None] * len(values)
+    name = getattr(function, "__name__", "")
+    if isinstance(self_ref, ModuleRef):
+        root = "__dycl_root" if not self_ref.path else f"__dycl_root.get_submodule({self_ref.path!r})"
+        if getattr(type(self_ref.module), name, None) is not function:
+            return [None] * len(values)
+        where = f"type({root}).{name}"
+    elif "<" not in getattr(function, "__qualname__", "<"):
+        where = f"__import__({function.__module__!r}, fromlist=['_']).{function.__qualname__}"
+    else:
+        return [None] * len(values)
+    return [ObjectRef(f"{where}.__defaults__[{k}]", v) if isinstance(v, (list, dict, set, torch.Tensor)) else None
+            for k, v in enumerate(values)]

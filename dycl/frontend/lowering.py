@@ -230,6 +230,7 @@ _LEAF_RESULTS: dict[type, tuple[Any, ...]] = {
 LAYOUT_QUERIES = frozenset({"is_contiguous", "stride", "storage_offset", "data_ptr", "is_non_overlapping_and_dense",
                             "untyped_storage", "is_set_to"})
 LAYOUT_ATTR = "dycl.layout_sensitive"
+MUTATES_ARGUMENTS_ATTR = "dycl.mutates_arguments"
 
 
 class Lowerer(LoopLowering, RegionLowering, ContainerLowering, FunctionLowering, TryLowering, StateLowering):
@@ -248,6 +249,7 @@ class Lowerer(LoopLowering, RegionLowering, ContainerLowering, FunctionLowering,
         self.model = model
         self.signature = signature
         self.arguments = arguments  # forward's arguments where they are not its tensor inputs as they are
+        self.arguments_mutated: set[str] = set()  # list arguments forward changes, with where
         self.fallback = fallback
         # Where a pass or backend failed on a translated expression: its statement runs as Python.
         self.as_python = as_python or {}
@@ -311,6 +313,11 @@ class Lowerer(LoopLowering, RegionLowering, ContainerLowering, FunctionLowering,
             name: Static(value) if _immutable(value) else ObjectRef(f"__dycl_root.forward.__defaults__[{k}]", value)
             for k, (name, value) in enumerate(zip(params[required:], default_values))
         }
+        # Keyword-only parameters (`*, temperature=1.0`): their defaults, or what a call gave.
+        keyword_only = [x.arg for x in fdef.args.kwonlyargs]
+        for name, value in (getattr(forward, "__kwdefaults__", None) or {}).items():
+            defaults[name] = Static(value) if _immutable(value) else ObjectRef(
+                f"__dycl_root.forward.__kwdefaults__[{name!r}]", value)
         if self.arguments is None:
             given = params[: len(self.example_inputs)]
             arg_types = [self._input_type(x, name, fdef, fn) for name, x in zip(given, self.example_inputs)]
@@ -325,7 +332,7 @@ class Lowerer(LoopLowering, RegionLowering, ContainerLowering, FunctionLowering,
         else:
             block_args = iter(entry.args)
             bound = {name: _bind_argument(spec, block_args, name)
-                     for name, spec in zip(params, self.arguments.specs) if spec != ABSENT}
+                     for name, spec in zip(params + keyword_only, self.arguments.specs) if spec != ABSENT}
         self.block = self._entry = entry
         receiver = fdef.args.args[0].arg if fdef.args.args else "self"
         env: dict[str, Value] = {receiver: ModuleRef("", self.model), **defaults, **bound}
@@ -341,6 +348,8 @@ class Lowerer(LoopLowering, RegionLowering, ContainerLowering, FunctionLowering,
         _drop_detached_uses(module)
         if self.model_key is not None:
             module.attributes["dycl.model"] = StringAttr(self.model_key)
+        if self.arguments_mutated:
+            module.attributes[MUTATES_ARGUMENTS_ATTR] = ArrayAttr([StringAttr(a) for a in sorted(self.arguments_mutated)])
         if any(isinstance(op, d.CallMethodOp) and op.method.data in LAYOUT_QUERIES for op in module.walk()):
             # Passes fold these for dense inputs; a call with strided inputs runs eager.
             module.attributes[LAYOUT_ATTR] = UnitAttr()
@@ -367,10 +376,10 @@ class Lowerer(LoopLowering, RegionLowering, ContainerLowering, FunctionLowering,
 
     def _params(self, fdef: ast.FunctionDef, fn: _Function) -> list[str]:
         a = fdef.args
-        if a.vararg or a.kwarg or a.kwonlyargs or a.posonlyargs:
+        if a.vararg or a.kwarg or a.posonlyargs:
             raise FrontendError(
                 f"unsupported signature in function '{fn.qualname}': *args, **kwargs and "
-                "keyword-only parameters are not supported",
+                "positional-only parameters are not supported",
                 self._loc(fdef, fn),
             )
         return [x.arg for x in a.args[1:]]
@@ -645,6 +654,8 @@ class Lowerer(LoopLowering, RegionLowering, ContainerLowering, FunctionLowering,
                         isinstance(op, (ast.Add, ast.Mult)):
                     # `l += [...]`, `l *= 2` change the list itself: every name bound to it sees it
                     other = self.expr(value, scope)
+                    if old.argument is not None:
+                        self.note_argument_mutated(old, s)
                     if isinstance(op, ast.Add) and (more := self.iter_items(other, s)) is not None:
                         old.items.extend(more)
                         return
@@ -715,6 +726,8 @@ class Lowerer(LoopLowering, RegionLowering, ContainerLowering, FunctionLowering,
         if isinstance(value, ast.Call) and isinstance(value.func, ast.Attribute) and value.func.attr in ("append", "extend"):
             target = self.expr(value.func.value, scope)
             if isinstance(target, SeqVal) and target.is_list:
+                if target.argument is not None:
+                    self.note_argument_mutated(target, value)
                 arg = self.expr(value.args[0], scope)
                 if value.func.attr == "append":
                     target.items.append(arg)
@@ -771,6 +784,11 @@ class Lowerer(LoopLowering, RegionLowering, ContainerLowering, FunctionLowering,
         self._update_in_place(name, base, new, scope, target)
         scope.env[name] = new
         return True
+
+    def note_argument_mutated(self, seq: SeqVal, node: ast.AST) -> None:
+        """forward changes a list the caller passed (`feats.append(x)`): the caller
+        sees that in eager, so calls run the model itself (see CompiledModel)."""
+        self.arguments_mutated.add(f"{seq.argument} ({self._loc(node)})")
 
     def _structured(self, v: SSAValue, shape: Any, node: ast.AST) -> Value:
         """A leaf module's result as the tuples eager returns (`out, (h, c)` of an
@@ -888,6 +906,12 @@ class Lowerer(LoopLowering, RegionLowering, ContainerLowering, FunctionLowering,
         )
         slots: list[list[Value]] = []  # the values to yield: one per branch, per slot
         keys = ["$ret", *ret_state] if ret_live else names
+        for n in keys:
+            vals = [m[n] for _, m in merging]
+            if any(isinstance(v, DictVal) for v in vals) and not all(
+                    isinstance(v, DictVal) and v.keys == vals[0].keys for v in vals):  # type: ignore[union-attr]
+                # (a join of dicts keeps per-key values; other keys on another path do not fit it)
+                raise self.unsupported(node, f"'{n.lstrip('$')}', a dict with other keys on another path")
         merged = {n: self._merge_values([m[n] for _, m in merging], n, slots) for n in keys}
         yielded: list[list[SSAValue]] = []
         for i, (block, _) in enumerate(merging):
@@ -1980,7 +2004,7 @@ def _bind_argument(spec: Any, block_args: Iterator[SSAValue], name: str) -> Valu
     items = [_bind_argument(s, block_args, f"{name}_{i}") for i, s in enumerate(spec[1])]
     if spec[0] == "tuple" and all(isinstance(x, Static) for x in items):
         return Static(tuple(x.value for x in items))  # type: ignore[union-attr]
-    return SeqVal(items, is_list=spec[0] == "list")
+    return SeqVal(items, is_list=spec[0] == "list", argument=name if spec[0] == "list" else None)
 
 
 def _importable(qualname: str, obj: Any) -> bool:

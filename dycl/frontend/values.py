@@ -87,6 +87,7 @@ class SeqVal:
 
     items: list[Any] = field(default_factory=list)
     is_list: bool = False
+    argument: str | None = field(default=None, kw_only=True)  # the caller's list, passed to forward as this parameter
 
     def like(self, items: list[Any]) -> SeqVal:
         """A value of the same kind (tuple, list, dict with the same keys) holding `items`."""
@@ -230,6 +231,7 @@ def copy_env(env: dict[str, Any]) -> dict[str, Any]:
         if id(v) not in memo:
             memo[id(v)] = c = v.like([])
             c.items = [cp(x) for x in v.items]
+            c.argument = v.argument
         return memo[id(v)]
 
     return {k: cp(v) for k, v in env.items()}

@@ -19,7 +19,7 @@ from xdsl.dialects import arith, func
 from xdsl.dialects.builtin import ModuleOp, TensorType, TupleType, f64
 from xdsl.ir import Attribute, Block, Operation, SSAValue
 
-from dycl.classify import builds_python_object
+from dycl.classify import PYTHON_VALUE_METHODS, builds_python_object
 from dycl.diagnostics import PassError
 from dycl.fx import computes_in_double
 from dycl.dialects import dycl as d
@@ -233,7 +233,8 @@ class PythonHostEmitter:
     def arg(self, op: Operation, v: SSAValue) -> str:
         """An operand of a call; a tensor call the host runs itself (cut out of its
         sub-DNN) takes torch tensors, whatever the backend that produced them."""
-        if d.ON_HOST_ATTR in op.attributes and d.contains_tensor_type(v.type):
+        if (d.ON_HOST_ATTR in op.attributes or isinstance(op, d.CallMethodOp) and op.method.data in
+                PYTHON_VALUE_METHODS) and d.contains_tensor_type(v.type):
             self.host_torch = True
             return f"_t({self.name(v)})"
         return self.name(v)

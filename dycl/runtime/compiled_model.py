@@ -74,7 +74,8 @@ class CompiledModel:
         self._parameters = [Parameter.from_json(p) for p in params] if params is not None else None
         spec = self.manifest.get("argument_spec")
         # Calls bind forward's parameters (not tensors, or not all given positionally).
-        self._structured = spec is not None and not _positional_tensors(self._parameters, spec)
+        self._structured = spec is not None and not _positional_tensors(self._parameters, spec) or bool(
+            self.manifest.get("mutates_arguments"))
 
     # ----------------------------------------------------------------- calling
 
@@ -143,6 +144,10 @@ class CompiledModel:
             raise InputError("a compiled model takes its tensor inputs by position"
                              + (f"; got keyword argument(s) {', '.join(sorted(kwargs))}" if kwargs else ""))
         values = bind(params, args, kwargs)
+        if self.manifest.get("mutates_arguments"):
+            return self._eager((), {p.name: v for p, v in zip(params, values) if v is not ABSENT},
+                               f"forward changes the list argument(s) {', '.join(self.manifest['mutates_arguments'])}, "
+                               "which the caller sees; calls")
         flat, specs = flatten(values)
         if argument_key(specs) == argument_key(compiled):
             return self._call_tensors(tuple(flat), {p.name: v for p, v in zip(params, values) if v is not ABSENT})
@@ -188,7 +193,9 @@ class CompiledModel:
                             x.copy_(a)
             return out
 
-    def _eager(self, inputs: tuple[Any, ...], example: dict[str, Any] | None = None) -> Any:
+    def _eager(self, inputs: tuple[Any, ...], example: dict[str, Any] | None = None,
+               why: str = "forward asks for its inputs' memory layout (is_contiguous, stride, ...) and was "
+                          "compiled for dense inputs; calls with strided inputs") -> Any:
         """forward asks for the inputs' strides, and the program was built for dense
         inputs: these run the model itself, as eager does (a FallbackWarning once)."""
         with self._lock:
@@ -197,10 +204,8 @@ class CompiledModel:
                 root = getattr(program, "root", None)
                 self._eager_model = root if isinstance(root, torch.nn.Module) else self._model \
                     or load_model(str(self.path), self.manifest)
-                warnings.warn(FallbackWarning(
-                    f"{self.manifest['model']}: forward asks for its inputs' memory layout (is_contiguous, "
-                    "stride, ...) and was compiled for dense inputs; calls with strided inputs run the model "
-                    "as eager Python"), stacklevel=3)
+                warnings.warn(FallbackWarning(f"{self.manifest['model']}: {why} run the model as eager Python"),
+                              stacklevel=3)
             with torch.no_grad():
                 return self._eager_model(*inputs) if example is None else self._eager_model(**example)
 
@@ -211,11 +216,11 @@ class CompiledModel:
         `example` is forward's arguments by name where they are not these tensors;
         `arguments` names other constants or structure than the compiled ones."""
         expected = self._signature()
-        # Sizes or ranks differ (as eager, the model decides what it takes: a rank it
-        # asserts against raises its AssertionError); another arity or dtype is an input error.
+        # Sizes, ranks or dtypes differ (as eager, the model decides what it takes: a dtype
+        # its weights do not take raises eager's error, a rank it asserts against its
+        # AssertionError); another arity is an input error.
         if self.specialize is None or arguments is None and (len(inputs) != len(expected) or not all(
-                type(x) is torch.Tensor and x.device.type in self._devices and x.dtype == dtype
-                for x, (shape, dtype) in zip(inputs, expected))):
+                type(x) is torch.Tensor and x.device.type in self._devices for x in inputs)):
             return None
         key = (arguments, *((tuple(x.shape), x.dtype, x.device.type) for x in inputs))
         with self._lock:
@@ -225,8 +230,10 @@ class CompiledModel:
             if len(self._specializations) >= MAX_SPECIALIZATIONS:
                 shapes = "; ".join(", ".join(f"{'x'.join(map(str, s))} {str(t).removeprefix('torch.')}"
                                              for s, t, _ in k[1:]) for k in self._specializations)
-                raise InputError(f"this model was already compiled for {MAX_SPECIALIZATIONS} other input shapes "
-                                 f"({shapes}); not compiling another",
+                if any(k[0] is not None for k in self._specializations):
+                    shapes += "; and other constant or list arguments"
+                raise InputError(f"this model was already compiled for {MAX_SPECIALIZATIONS} other input shapes, "
+                                 f"dtypes or arguments ({shapes}); not compiling another",
                                  note="declare the dimensions that vary: dycl.compile(..., dynamic=True) or "
                                       f"signature='{Signature.of_examples(inputs, dynamic=True).text()}' with "
                                       "dims=['b=1..64']")
