@@ -906,12 +906,6 @@ class Lowerer(LoopLowering, RegionLowering, ContainerLowering, FunctionLowering,
         )
         slots: list[list[Value]] = []  # the values to yield: one per branch, per slot
         keys = ["$ret", *ret_state] if ret_live else names
-        for n in keys:
-            vals = [m[n] for _, m in merging]
-            if any(isinstance(v, DictVal) for v in vals) and not all(
-                    isinstance(v, DictVal) and v.keys == vals[0].keys for v in vals):  # type: ignore[union-attr]
-                # (a join of dicts keeps per-key values; other keys on another path do not fit it)
-                raise self.unsupported(node, f"'{n.lstrip('$')}', a dict with other keys on another path")
         merged = {n: self._merge_values([m[n] for _, m in merging], n, slots) for n in keys}
         yielded: list[list[SSAValue]] = []
         for i, (block, _) in enumerate(merging):
@@ -1605,7 +1599,10 @@ class Lowerer(LoopLowering, RegionLowering, ContainerLowering, FunctionLowering,
                 return self._call_global(GlobalRef(q, target), args, kwargs, e)  # type: ignore[arg-type]
         raise self.error(e, "this value is not callable")
 
-    def _call_module(self, m: ModuleRef, args: list[Value], kwargs: dict[str, Value], node: ast.Call) -> Value:
+    def _call_module(self, m: ModuleRef, args: list[Value], kwargs: dict[str, Value], node: ast.Call,
+                     temporary: bool = False) -> Value:
+        """`temporary`: the input is the previous layer's output inside an nn.Sequential
+        (no name holds it), not the call's argument."""
         if _has_hooks(m.module):
             raise self.unsupported(node, f"module '{m.path}' with forward hooks (they run when it is called)")
         if isinstance(m.module, torch.jit.ScriptModule):  # no backend exports TorchScript; its interpreter runs it
@@ -1614,9 +1611,8 @@ class Lowerer(LoopLowering, RegionLowering, ContainerLowering, FunctionLowering,
             if kwargs or len(args) != 1:
                 raise self.error(node, "nn.Sequential takes exactly one positional input")
             v = args[0]
-            for name, child in m.module._modules.items():
-                if child is not None:
-                    v = self._call_module(m.child(name), [v], {}, node)
+            for k, (name, child) in enumerate((n, c) for n, c in m.module._modules.items() if c is not None):
+                v = self._call_module(m.child(name), [v], {}, node, temporary=temporary or k > 0)
             return v
         if isinstance(m.module, (nn.ModuleList, nn.ModuleDict)) and "forward" not in {
                 k for c in type(m.module).__mro__ if c not in (nn.ModuleList, nn.ModuleDict, nn.Module) for k in vars(c)}:
@@ -1624,7 +1620,7 @@ class Lowerer(LoopLowering, RegionLowering, ContainerLowering, FunctionLowering,
         if is_leaf_module(m.module):
             ops = [self.materialize(a, node) for a in args] + [self.materialize(v, node) for v in kwargs.values()]
             result = self.emit(d.CallModuleOp(m.path, ops, list(kwargs)), node).results[0]
-            if getattr(m.module, "inplace", False) is True and args and maybe_tensor(args[0]):
+            if getattr(m.module, "inplace", False) is True and args and maybe_tensor(args[0]) and not temporary:
                 # nn.ReLU(inplace=True): its input holds the result too, as in eager
                 return self._rebind_in_place(args[0], node.args[0] if node.args else None, result, node)
             return self._structured(result, _LEAF_RESULTS.get(type(m.module)), node)
