@@ -370,7 +370,9 @@ class _Inferrer:
 
     def run_if(self, op: d.IfOp, returns: list[list[Attribute]]) -> None:
         cond = self.env.get(op.cond)
-        taken = (op.then_region if cond else op.else_region).block if type(cond) is bool else None
+        # (a known condition made from static sizes only: a join's value is one path's)
+        taken = (op.then_region if cond else op.else_region).block if type(cond) is bool and _decided(op.cond) \
+            else None
         if taken is not None and isinstance(taken.last_op, d.YieldOp) and not self.loop_depth:
             # Decided by static sizes: the other branch never runs (its shapes may not even
             # fit: `cat` to an odd width, then `view(-1, 2)`), so it goes now. (Not in a

@@ -785,3 +785,28 @@ def test_tolist_is_read_on_the_host():
         for m in (mask, torch.zeros(3, 6, dtype=torch.bool)):
             got, want = cm(h, m), model(h, m)
             assert torch.allclose(got[0], want[0], atol=1e-6) and got[1] == want[1] and type(got[1]) is list
+
+
+class JoinedPredicate(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(4, 4)
+
+    def forward(self, x):
+        x = self.fc(-x)
+        z = x
+        return self.fc(x) if (z.min() >= -1.0 or int(x.max()) <= 0) else (
+            z if torch.tanh(z.mean()).item() < 0.0 else x)
+
+
+def test_a_condition_joined_from_paths_is_not_one_paths_value():
+    """shape-inference took the `a or b` join's value on one path (True) for a
+    known condition and dropped the other branch of the `if` it decides."""
+    torch.manual_seed(0)
+    model = JoinedPredicate().eval()
+    cm = dycl.compile(model, (torch.tensor([[-2.9, 0.1, -5.3, -1.4]]),), fallback="error")
+    # each of the three results (the last two: z.min() < -1 and int(z.max()) > 0)
+    for x in ([[0.0, 0.0, 0.0, 0.0]], [[-1.0, -6.0, 3.0, 2.0]], [[2.0, 4.0, -4.0, 5.0]]):
+        x = torch.tensor(x)
+        with torch.no_grad():
+            assert torch.allclose(cm(x), model(x), atol=1e-6), x
