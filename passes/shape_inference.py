@@ -508,7 +508,7 @@ class _Inferrer:
 _MAX_SPLITS = 64
 # Ops whose results are not decided by the static shapes of their operands: data
 # reads, joins of paths (a representative value), loops, regions, sub-DNN calls.
-_UNDECIDED = (d.ItemOp, d.IfOp, d.ForOp, d.WhileOp, d.PyRegionOp, d.CallSubgraphOp, d.TensorRegionOp, d.ToBoolOp)
+_UNDECIDED = (d.ItemOp, d.IfOp, d.ForOp, d.WhileOp, d.PyRegionOp, d.CallSubgraphOp, d.TensorRegionOp)
 
 
 def _decided(v: SSAValue, depth: int = 0) -> bool:
@@ -519,6 +519,8 @@ def _decided(v: SSAValue, depth: int = 0) -> bool:
     owner = v.owner
     if depth > 64 or not isinstance(owner, Operation) or isinstance(owner, _UNDECIDED):
         return False  # (a block argument: a loop's iteration, a branch's value)
+    if isinstance(owner, d.ToBoolOp) and isinstance(owner.input.type, TensorType):
+        return False  # bool() of tensor data
     return all(_decided(x, depth + 1) for x in owner.operands)
 
 
