@@ -34,6 +34,21 @@ def test_a_small_margin_does_not_switch():
     assert choice.backend == "onnxruntime"
 
 
+def test_a_candidate_is_timed_only_after_torch_s_threads_stop_spinning():
+    # Eager torch's OpenMP workers spin on after a parallel op: ONNX Runtime timed right
+    # after it ran 3-4x slower than alone, and auto kept torch for convolutions.
+    import time
+
+    events = []
+
+    def runner(name):
+        return lambda: events.append((name, time.perf_counter()))
+
+    auto.interleaved_timings({"torch": runner("torch"), "onnxruntime": runner("onnxruntime")}, rounds=4)
+    gaps = [b[1] - a[1] for a, b in zip(events, events[1:]) if a[0] == "torch" and b[0] != "torch"]
+    assert len(gaps) >= 3 and min(gaps) >= auto.SETTLE_SECONDS
+
+
 def test_tvm_is_not_a_candidate_for_cpu_convolutions():
     conv = fx.symbolic_trace(nn.Sequential(nn.Conv2d(3, 4, 3), nn.ReLU()))
     linear = fx.symbolic_trace(nn.Sequential(nn.Linear(4, 4)))

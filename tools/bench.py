@@ -220,7 +220,7 @@ def bench_model(name: str, args: argparse.Namespace, work: Path) -> dict[str, An
             for p, x in xs.items():
                 try:
                     (work / name / f"oracle-{p}").mkdir(parents=True, exist_ok=True)
-                    oracle = PathOracle(model, x, work / name / f"oracle-{p}", args.threads)
+                    oracle = PathOracle(model, x, work / name / f"oracle-{p}")
                     leaves, spec = torch.utils._pytree.tree_flatten(reference[p])
                     outs = iter(oracle.outputs())  # the tensors, in order: rebuild eager's structure
                     got = [next(outs) if isinstance(v, torch.Tensor) else v for v in leaves]

@@ -13,7 +13,6 @@ of its speed (`oracle/dycl` >= 0.8 in `tools/bench.py`).
 from __future__ import annotations
 
 import contextlib
-import os
 import warnings
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
@@ -60,8 +59,10 @@ class _PathWithPredicates(torch.nn.Module):
 class PathOracle:
     """`oracle()` runs the path's graph once; `outputs()` are the model's tensor outputs."""
 
-    def __init__(self, model: torch.nn.Module, inputs: Sequence[torch.Tensor], work: Path, threads: int | None):
+    def __init__(self, model: torch.nn.Module, inputs: Sequence[torch.Tensor], work: Path):
         import onnxruntime as ort
+
+        from dycl.runtime.loaders.onnxruntime import session_options
 
         wrapped = _PathWithPredicates(model).eval()
         with torch.no_grad():
@@ -71,12 +72,9 @@ class PathOracle:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")  # the tracer's notes on Python values: that is the point here
             torch.onnx.export(wrapped, tuple(inputs), str(path), dynamo=False)
-        options = ort.SessionOptions()
-        threads = threads or int(os.environ.get("DYCL_ORT_NUM_THREADS", "0"))
-        if threads:
-            options.intra_op_num_threads = threads
-            options.inter_op_num_threads = 1
-        session = ort.InferenceSession(str(path), options, providers=["CPUExecutionProvider"])
+        # The thread pool dycl's sessions share (DYCL_ORT_NUM_THREADS threads): a pool
+        # of its own would spin while dycl runs in the same round, and the reverse.
+        session = ort.InferenceSession(str(path), session_options(), providers=["CPUExecutionProvider"])
         binding = session.io_binding()
         self._keep = [x.detach().numpy().copy() for x in inputs]  # the bound buffers must outlive the binding
         for spec, x in zip(session.get_inputs(), self._keep):

@@ -30,7 +30,12 @@ MARGIN = 0.95  # a candidate must take at most this share of the other's time in
 MAJORITY = 0.75  # ... and less time in at least this share of the rounds
 ROUNDS = 15
 ROUND_SECONDS = 0.002  # per candidate per round: enough calls to rise above timer noise
-POLICY_VERSION = "auto-3"  # bumped when measuring changes: old decisions are not reused
+# torch's OpenMP workers (libgomp, also inductor's) spin ~10 ms after a parallel op,
+# taking a core from whatever runs next: ONNX Runtime measured right after eager torch
+# ran 3-4x slower than alone, and auto kept torch. Let them stop before the next candidate.
+SPINNING = ("torch", "inductor")
+SETTLE_SECONDS = 0.015
+POLICY_VERSION = "auto-4"  # bumped when measuring changes: old decisions are not reused
 
 
 @dataclass
@@ -72,6 +77,7 @@ def interleaved_timings(runs: dict[str, Callable[[], Any]], rounds: int = ROUNDS
         run()
         once = max(time.perf_counter() - start, 1e-7)
         calls[name] = max(1, min(1000, int(ROUND_SECONDS / once)))
+        _settle(name)
     samples: dict[str, list[float]] = {n: [] for n in runs}
     names = list(runs)
     for r in range(rounds):
@@ -81,7 +87,13 @@ def interleaved_timings(runs: dict[str, Callable[[], Any]], rounds: int = ROUNDS
             for _ in range(k):
                 run()
             samples[name].append((time.perf_counter() - start) / k)
+            _settle(name)
     return samples
+
+
+def _settle(name: str) -> None:
+    if name in SPINNING:
+        time.sleep(SETTLE_SECONDS)
 
 
 def decide(samples: dict[str, list[float]]) -> Choice:

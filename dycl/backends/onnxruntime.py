@@ -154,10 +154,10 @@ def _check_outputs(spec: SubgraphSpec, path: Path, expected: tuple[Any, ...]) ->
     """
     import onnxruntime as ort
 
-    options = ort.SessionOptions()
-    options.log_severity_level = 3  # errors only
+    from dycl.runtime.loaders.onnxruntime import session_options
+
     try:
-        session = ort.InferenceSession(str(path), options, providers=["CPUExecutionProvider"])
+        session = ort.InferenceSession(str(path), session_options(), providers=["CPUExecutionProvider"])
     except Exception as e:
         raise BackendError(f"onnxruntime cannot load sub-DNN {spec.name}: {_first_line(e)}") from None
     names = {i.name for i in session.get_inputs()}
