@@ -32,6 +32,7 @@ from typing import Any
 
 import torch
 
+from dycl.backends.auto import SETTLE_SECONDS
 from dycl.demo import TOLERANCE, load_example, max_abs_error
 from dycl.tools.path_oracle import PathOracle
 
@@ -60,21 +61,33 @@ def one_line(e: BaseException) -> str:
 
 
 def interleaved_ms(fns: dict[str, Callable[[], Any]], runs: int, warmup: int,
-                   sync: Callable[[], None]) -> dict[str, float]:
+                   sync: Callable[[], None], block: int = 5) -> dict[str, float]:
     """Median ms of each implementation, timed round-robin: every round calls each
-    once, in an order that rotates, so a noisy neighbour hits all of them alike."""
+    `block` times in a row (after one untimed call), in an order that rotates, so a
+    noisy neighbour hits all of them alike.
+
+    With more than one torch thread, each block is followed by a pause: torch's
+    OpenMP workers spin ~10 ms after a parallel op and would slow whatever is timed
+    next (ONNX Runtime 3-4x, measured), charging eager's threads to the other side.
+    """
     names = list(fns)
     for _ in range(warmup):
         for n in names:
             fns[n]()
     sync()
+    settle = SETTLE_SECONDS if torch.get_num_threads() > 1 else 0.0
     samples: dict[str, list[float]] = {n: [] for n in names}
-    for r in range(runs):
+    for r in range(max(1, -(-runs // block))):
         for n in names[r % len(names):] + names[: r % len(names)]:
-            start = time.perf_counter()
             fns[n]()
             sync()
-            samples[n].append(time.perf_counter() - start)
+            for _ in range(block):
+                start = time.perf_counter()
+                fns[n]()
+                sync()
+                samples[n].append(time.perf_counter() - start)
+            if settle:
+                time.sleep(settle)
     return {n: statistics.median(v) * 1e3 for n, v in samples.items()}
 
 
