@@ -214,6 +214,21 @@ def test_host_scalars_keep_python_types(backend):
         assert got == want and type(got) is int
 
 
+class DividesByHostScalars(nn.Module):
+    def forward(self, x):
+        return x / float(x[0]), x * int(x[1])
+
+
+def test_host_scalars_passed_to_tvm_keep_their_value_and_sign():
+    """The TVM loader makes one 0-d tensor per host scalar value: -0.0 after 0.0
+    must not get 0.0's (1 / -0.0 is -inf), nor 1 after True."""
+    cm = dycl.compile(DividesByHostScalars(), (torch.tensor([1.0, 2.0, 3.0]),), backend="tvm", fallback="error")
+    for v in ([0.0, 2, 3], [-0.0, 2, 3], [float("nan"), 3, 1], [2.0, -1, 5], [-0.0, 1, 1], [0.0, 1, 1]):
+        x = torch.tensor(v)
+        for got, want in zip(cm(x), DividesByHostScalars()(x)):
+            assert torch.equal(got.nan_to_num(), want.nan_to_num()) and torch.equal(got.isnan(), want.isnan()), v
+
+
 class ModelOutput(collections.OrderedDict):
     """HF's shape: a dict whose __post_init__ copies the dataclass fields into keys."""
 

@@ -35,13 +35,27 @@ def load(path: str, target: dict[str, Any]) -> Callable[..., list[Any]]:
 
     # (Passing torch tensors to `main` as they are, tvm-ffi converting them, measured
     # 0.4 us slower per input than from_dlpack.)
+    from math import copysign
+
+    import numpy
+
+    # Host scalars as 0-d tensors, made once per value: tvm.runtime.tensor takes
+    # ~13 us, a fifth of a small sub-DNN's call (router's expert index). Relax
+    # functions never write their inputs, so one tensor per value can be shared.
+    scalars: dict[tuple[type, Any], Any] = {}
+
     def convert(a):
         if isinstance(a, native):
             return a
         if isinstance(a, (bool, int, float)):  # a host scalar: a 0-d tensor
-            import numpy
-
-            return tvm.runtime.tensor(numpy.array(a, dtype="float32" if isinstance(a, float) else None), dev)
+            key = (type(a), a, copysign(1.0, a))  # -0.0 == 0.0, but 1 / -0.0 is -inf
+            t = scalars.get(key)
+            if t is None:
+                if len(scalars) >= 1024:  # a value per call (a counter, NaN != NaN): keep it bounded
+                    scalars.clear()
+                t = scalars[key] = tvm.runtime.tensor(
+                    numpy.array(a, dtype="float32" if isinstance(a, float) else None), dev)
+            return t
         try:
             return from_dlpack(a)
         except RuntimeError:  # TVM needs 64-byte aligned data; a view at an offset is not
