@@ -13,6 +13,9 @@ from torch import nn
 import dycl
 
 BACKENDS = ["tvm", "onnxruntime", "torch", "inductor"]
+# "onnxruntime-guarded": every wrapped node behind its `If` (large inputs take the
+# exact nodes only when they hold a NaN or an infinity; these inputs are small).
+VARIANTS = [*BACKENDS, "onnxruntime-guarded"]
 NAN, INF = float("nan"), float("inf")
 OUTPUTS = ["relu", "max_pool_padded", "conv_bn_relu_pool", "linear", "softmax", "mean", "sum", "adaptive_avg_pool",
            "clamp", "relu6", "hardtanh", "max_dim_values", "max_dim_indices", "max", "min", "maximum", "argmax", "argmin"]
@@ -83,10 +86,17 @@ def model():
     return m
 
 
-@pytest.fixture(scope="module", params=BACKENDS)
+@pytest.fixture(scope="module", params=VARIANTS)
 def compiled(request, model, tmp_path_factory):
     out = tmp_path_factory.mktemp(f"nan-{request.param}")
-    return dycl.compile(model, [EXAMPLE], backend=request.param, out_dir=out)
+    backend, _, guarded = request.param.partition("-")
+    with pytest.MonkeyPatch.context() as mp:
+        if guarded:
+            from dycl.backends import onnx_nan
+
+            mp.setattr(onnx_nan, "GUARD_MIN_ELEMENTS", 1)
+            mp.setenv("DYCL_CACHE_DIR", str(tmp_path_factory.mktemp("nan-cache")))  # not the other variant's build
+        return dycl.compile(model, [EXAMPLE], backend=backend, out_dir=out)
 
 
 def assert_same_specials(want, got, what):
