@@ -229,6 +229,7 @@ FALLBACK_MODES = ("python", "error")
 
 
 _BATCH_DYNAMIC = threading.local()  # compile(dynamic=True) trying the batch dimension symbolic
+_RNG_KEPT = threading.local()  # set while a compile keeps the caller's RNG state
 
 
 def compile(
@@ -294,6 +295,17 @@ def compile(
     is an error listing each such place. The artifact loads in Python as before.
     """
     params = dict(locals())
+    if not getattr(_RNG_KEPT, "active", False):
+        # Compiling runs the model and its sub-DNNs (shape inference, build checks):
+        # the caller's random stream must be where it was (a seeded call right after
+        # a compile, or one that compiles a specialisation, draws eager's numbers).
+        _RNG_KEPT.active = True
+        try:
+            with torch.random.fork_rng(devices=list(range(torch.cuda.device_count()))
+                                       if torch.cuda.is_initialized() else []):
+                return compile(**params)
+        finally:
+            _RNG_KEPT.active = False
     if dynamic is True and signature is None and not dims and not getattr(_BATCH_DYNAMIC, "trying", False):
         # dynamic=True asks for one model for every batch size; where torch's code
         # needs the batch size's value (nn.GRU's checks), each new size compiles on

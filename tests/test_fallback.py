@@ -384,6 +384,27 @@ def test_calls_made_for_their_effect_happen_as_in_eager():
         cm(torch.full((4,), -100.0))
 
 
+class Noisy(torch.nn.Module):
+    def forward(self, mu):
+        return mu + torch.randn_like(mu)
+
+
+def test_compiling_leaves_the_callers_random_stream_alone(tmp_path, monkeypatch):
+    """Compiling runs the model and its builds' checks: a seeded call after a compile,
+    or one that compiles a specialisation for a new shape, drew other numbers."""
+    monkeypatch.setenv("DYCL_CACHE_DIR", str(tmp_path))  # cold: the build checks run
+    torch.manual_seed(0)
+    want_next = torch.rand(1)
+    torch.manual_seed(0)
+    cm = dycl.compile(Noisy(), [torch.zeros(2, 2)])
+    assert torch.equal(torch.rand(1), want_next)
+    x = torch.zeros(5, 2)  # another shape: compiled on this call
+    torch.manual_seed(0)
+    want = Noisy()(x)
+    torch.manual_seed(0)
+    assert torch.equal(cm(x), want)
+
+
 class DoublesInPlace(torch.nn.Module):
     def forward(self, x):
         x.mul_(2)  # an in-place update of the input: the model's Python, on the caller's tensor
