@@ -21,11 +21,22 @@ _VIEW_METHODS = frozenset({
     "view", "view_as", "reshape", "reshape_as", "flatten", "squeeze", "unsqueeze", "transpose", "permute", "t",
     "expand", "expand_as", "narrow", "select", "unfold", "split", "chunk", "unbind", "detach", "movedim",
     "swapaxes", "diagonal", "contiguous", "to", "float", "type_as", "__getitem__",
+    # The same tensor when it already has that dtype or device (`mask.long()` of int64).
+    "long", "int", "bool", "double", "half", "bfloat16", "short", "char", "byte", "type", "cpu", "cuda",
+    "ravel", "unflatten", "as_strided", "swapdims", "moveaxis", "adjoint", "split_with_sizes", "tensor_split",
+    "hsplit", "vsplit", "dsplit", "requires_grad_", "resolve_conj", "resolve_neg", "conj", "positive",
 })
 _VIEW_FUNCTIONS = frozenset({
     "torch.reshape", "torch.flatten", "torch.squeeze", "torch.unsqueeze", "torch.transpose", "torch.permute",
     "torch.narrow", "torch.select", "torch.split", "torch.chunk", "torch.unbind", "torch.t", "torch.movedim",
     "torch.detach", "_operator.getitem", "torch.nn.functional.dropout",
+    "torch.as_tensor", "torch.asarray", "torch.broadcast_to", "torch.ravel", "torch.swapaxes", "torch.swapdims",
+    "torch.moveaxis", "torch.diagonal", "torch.unflatten", "torch.as_strided", "torch.adjoint", "torch.conj",
+    "torch.positive", "torch.tensor_split", "torch.hsplit", "torch.vsplit", "torch.dsplit", "torch.atleast_1d",
+    "torch.atleast_2d", "torch.atleast_3d", "torch.view_as_real", "torch.view_as_complex",
+    "torch.nn.functional.dropout1d", "torch.nn.functional.dropout2d", "torch.nn.functional.dropout3d",
+    "torch.nn.functional.alpha_dropout", "torch.nn.functional.feature_alpha_dropout",
+    "builtins.getattr",  # x.T, x.mT, x.data
 })
 _VIEW_MODULES = (nn.Identity, nn.Dropout, nn.Dropout1d, nn.Dropout2d, nn.Dropout3d, nn.Flatten, nn.Unflatten)
 
