@@ -60,6 +60,8 @@ class CompileReport:
     ir_dumps: dict[str, str] = field(default_factory=dict)  # stage (dycl/ir_dump.py) -> IR after it
     cache_hits: int = 0  # sub-DNNs taken from the disk cache
     deduplicated: int = 0  # sub-DNNs identical to one built earlier in the same compile
+    # What the frontend read from the model and its globals and built in (live_guard.py).
+    folded_reads: list[tuple[Any, str, str]] | None = None
 
     @property
     def dycl_seconds(self) -> float:
@@ -110,8 +112,11 @@ def lower_and_optimize(model: nn.Module, inputs: Sequence[torch.Tensor], pipelin
     if report is not None:
         report.import_seconds = time.perf_counter() - start
     start = time.perf_counter()
+    folded: list[tuple[Any, str, str]] = []
     module = lower_module(model, inputs, model_key or register_live(model), fallback=fallback, reason=reason,
-                          signature=signature, as_python=as_python, arguments=arguments)
+                          signature=signature, as_python=as_python, arguments=arguments, folded_reads=folded)
+    if report is not None:
+        report.folded_reads = folded
     if report is not None:
         report.frontend_seconds = time.perf_counter() - start
     if dumper:

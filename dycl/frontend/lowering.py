@@ -256,6 +256,9 @@ class Lowerer(LoopLowering, RegionLowering, ContainerLowering, FunctionLowering,
         self.dirty_attrs = dirty_attrs or set()
         self.written_attrs: set[tuple[int, str]] = set()
         self.folded_attrs: dict[tuple[int, str], str] = {}
+        # What was folded, to guard at run time: (object, attribute, "attr") and
+        # (a function's globals, name, "global") for module-level constants.
+        self.folded_reads: dict[tuple[int, str], tuple[Any, str, str]] = {}
         self.folded_names: dict[str, str] = {}  # readable name -> where it was first read
         self.unknown_writes = False
         self.regions: list[RegionRecord] = []
@@ -1115,6 +1118,8 @@ class Lowerer(LoopLowering, RegionLowering, ContainerLowering, FunctionLowering,
         obj = self.global_object(name, _MISSING)
         if obj is _MISSING:
             raise self.error(node, f"name '{name}' is not defined here (assigned only on some paths, or unknown)")
+        if name not in self.fn.closure and self.fn.globals.get(name, _MISSING) is obj:
+            self.folded_reads.setdefault((id(self.fn.globals), name), (self.fn.globals, name, "global"))
         return self._global(obj, name, node)
 
     def global_object(self, name: str, default: Any = None) -> Any:
@@ -1139,6 +1144,7 @@ class Lowerer(LoopLowering, RegionLowering, ContainerLowering, FunctionLowering,
             raise self.unsupported(node, f"a read of '{attr}', which forward changes at run time (state)")
         for k in keys:
             self.folded_attrs.setdefault(k, str(self._loc(node)))
+        self.folded_reads.setdefault((id(obj), attr), (obj, attr, "attr"))
 
     def _global(self, obj: Any, name: str, node: ast.AST) -> Value:
         if isinstance(obj, (bool, int, float, str, type(None), tuple, torch.dtype)):
@@ -2118,7 +2124,8 @@ def _drop_detached_uses(module: ModuleOp) -> None:
 def lower_module(model: nn.Module, example_inputs: Sequence[Any], model_key: str | None = None,
                  max_iterations: int | None = None, fallback: str = "none", reason: str = "",
                  signature: Signature | None = None, as_python: Mapping[SourceLoc, str] | None = None,
-                 arguments: Arguments | None = None) -> ModuleOp:
+                 arguments: Arguments | None = None, folded_reads: list[tuple[Any, str, str]] | None = None
+                 ) -> ModuleOp:
     """Lower `model.forward` (and what it calls) to a dycl module with `@forward`.
 
     `max_iterations` bounds data-dependent `while` loops that carry no
@@ -2126,6 +2133,8 @@ def lower_module(model: nn.Module, example_inputs: Sequence[Any], model_key: str
     untranslatable construct is an error), "statement" or "tail" (it becomes a
     fallback region; see `Lowerer`), or "whole" (forward runs as one region).
     A `signature` with symbolic dimensions makes those input dimensions dynamic.
+    `folded_reads`, when given, receives what was read at compile time and built in
+    (for dycl/runtime/live_guard.py).
     """
     if fallback == "whole":
         module = whole_forward_module(model, example_inputs, model_key, reason or "requested", signature, arguments)
@@ -2159,6 +2168,8 @@ def lower_module(model: nn.Module, example_inputs: Sequence[Any], model_key: str
     else:
         raise FrontendError("module state written during forward did not settle")
     module.verify()
+    if folded_reads is not None:
+        folded_reads.extend(lowerer.folded_reads.values())
     return module
 
 

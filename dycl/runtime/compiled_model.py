@@ -16,6 +16,7 @@ from dycl.arguments import ABSENT, Parameter, bind, describe, flatten
 from dycl.arguments import key as argument_key
 from dycl.diagnostics import DyclError, FallbackWarning, InputError
 from dycl.pyregion import load_model, to_torch
+from dycl.runtime.live_guard import LiveModelGuard
 from dycl.runtime.artifact import check
 from dycl.signature import Signature
 
@@ -50,6 +51,10 @@ class CompiledModel:
     def __init__(self, path: str | Path, module: Any = None, report: Any = None, model: Any = None):
         self.path = Path(path).resolve()  # (a relative path stays this artifact after a chdir)
         self._model = model  # the live model, for fallback regions (else unpickled from the artifact)
+        # Compiled here from a live model: a change to what the compile built in
+        # (weights, training flags, folded attributes) makes calls run it as eager.
+        reads = getattr(report, "folded_reads", None)
+        self._guard = LiveModelGuard(model, reads) if model is not None and reads is not None else None
         self.manifest = check(self.path)  # every file as dycl wrote it, before any of it runs
         self.host = _import_host(self.path)
         self._program: Any = None
@@ -160,6 +165,9 @@ class CompiledModel:
         return other(*args, **kwargs)
 
     def _call_tensors(self, inputs: tuple[Any, ...], example: dict[str, Any] | None = None) -> Any:
+        if self._guard is not None and (change := self._guard.changed()) is not None:
+            return self._eager(inputs, example, f"{change} after the compile (the compiled program holds the "
+                                                "old value); calls")
         expected = self._expected or self._signature()
         # The common case checked without building any message (a few hundred ns).
         if self._dynamic:

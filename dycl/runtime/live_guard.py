@@ -1,0 +1,114 @@
+"""What a compile built in from the live model, checked before each call.
+
+Sub-DNNs hold the parameters and buffers as constants, and the frontend folds the
+attributes forward reads (`self.temperature`, `self.training`, a config object's
+fields, a module-level constant). A change after the compile (an optimizer step,
+`load_state_dict`, `model.train()`, `m.temperature = 0.1`, a submodule replaced)
+would not be seen: the compiled model's answer would silently be the old model's.
+The guard notices such changes, as torch.compile's guards do; the caller then runs
+the live model as eager Python. Measured cost: ~55 ns per parameter or buffer and
+~40 ns per module (a 100-tensor model: ~6 us a call).
+"""
+
+from __future__ import annotations
+
+import copy
+import enum
+from collections.abc import Iterable
+from operator import attrgetter, is_
+from typing import Any
+
+_IMMUTABLE = (bool, int, float, complex, str, bytes, type(None), enum.Enum)
+_version = attrgetter("_version")
+_training = attrgetter("training")
+
+
+class LiveModelGuard:
+    """`changed()` names the first thing that differs from the compile's model, or None."""
+
+    def __init__(self, model: Any, folded_reads: Iterable[tuple[Any, str, str]] = ()) -> None:
+        self._modules = [m for _, m in model.named_modules(remove_duplicate=False)]
+        self._names = {id(m): path or type(model).__name__ for path, m in model.named_modules()}
+        self._training = list(map(_training, self._modules))
+        # Every parameter, buffer and submodule by its owner's dict and name: replaced
+        # objects differ by identity, updated tensors by their version counter.
+        # (TorchScript modules keep other mappings: they run as themselves, reading
+        # their weights live.)
+        slots = [(m, kind, d, name, v) for m in self._modules
+                 for kind, d in (("parameter", m._parameters), ("buffer", m._buffers), ("submodule", m._modules))
+                 if isinstance(d, dict) for name, v in d.items()]
+        self._slots = slots
+        self._dicts = [d for _, _, d, _, _ in slots]
+        self._keys = [name for _, _, _, name, _ in slots]
+        self._held = [v for _, _, _, _, v in slots]
+        self._tensors = [v for _, kind, _, _, v in slots if kind != "submodule" and v is not None]
+        self._versions = list(map(_version, self._tensors))
+        self._reads = [(holder, name, kind, _snapshot(_read(holder, name, kind))) for holder, name, kind in folded_reads]
+
+    def changed(self) -> str | None:
+        if list(map(_version, self._tensors)) != self._versions:
+            t = next(t for t, v in zip(self._tensors, self._versions) if t._version != v)
+            m, kind, _, name, _ = next(s for s in self._slots if s[4] is t)
+            return f"{self._where(m, name)} ({kind}) was changed in place"
+        if not all(map(is_, map(dict.get, self._dicts, self._keys), self._held)):
+            m, kind, _, name, _ = next(s for s in self._slots if s[2].get(s[3]) is not s[4])
+            return f"{self._where(m, name)} ({kind}) was replaced"
+        if list(map(_training, self._modules)) != self._training:
+            m = next(m for m, t in zip(self._modules, self._training) if m.training != t)
+            return f"{self._names.get(id(m), type(m).__name__)}.training changed"
+        for holder, name, kind, (value, deep) in self._reads:
+            now = _read(holder, name, kind)
+            if now is not value and not (deep and _same(now, value)):
+                return f"{'the global ' if kind == 'global' else ''}{_label(holder, name, kind)} changed"
+        return None
+
+    def _where(self, module: Any, name: str) -> str:
+        path = self._names.get(id(module), type(module).__name__)
+        return f"{path}.{name}"
+
+
+_MISSING = object()
+
+
+def _read(holder: Any, name: str, kind: str) -> Any:
+    return holder.get(name, _MISSING) if kind == "global" else getattr(holder, name, _MISSING)
+
+
+def _snapshot(value: Any) -> tuple[Any, bool]:
+    """The value to compare with later, and whether equal values count as unchanged
+    (numbers, strings, containers of them: copied); other objects by identity."""
+    if isinstance(value, _IMMUTABLE) or _plain_container(value):
+        return (value if isinstance(value, _IMMUTABLE) else copy.deepcopy(value)), True
+    try:
+        import torch
+
+        if isinstance(value, (torch.dtype, torch.device, torch.Size)):
+            return value, True
+    except ImportError:  # (the runtime needs no torch without torch models)
+        pass
+    return value, False
+
+
+def _plain_container(value: Any) -> bool:
+    if type(value) in (list, tuple, set, frozenset):
+        return all(isinstance(v, _IMMUTABLE) or _plain_container(v) for v in value)
+    if type(value) is dict:
+        return all(isinstance(k, _IMMUTABLE) and (isinstance(v, _IMMUTABLE) or _plain_container(v))
+                   for k, v in value.items())
+    return False
+
+
+def _same(now: Any, then: Any) -> bool:
+    # 1 == 1.0 == True: equal values of another type were not what was compiled.
+    if type(now) is not type(then):
+        return False
+    try:
+        return bool(now == then)
+    except Exception:  # an object whose == raises or is ambiguous: not the same
+        return False
+
+
+def _label(holder: Any, name: str, kind: str) -> str:
+    if kind == "global":
+        return f"{holder.get('__name__', '?')}.{name}"
+    return f"{type(holder).__name__}.{name}"

@@ -1,0 +1,82 @@
+"""A compiled model follows changes to the live model it was compiled from
+(dycl/runtime/live_guard.py): weights, training flags, folded attributes and
+module-level constants changed after the compile run the model as eager Python
+(a FallbackWarning), where they gave the old model's answer silently."""
+
+import warnings
+
+import pytest
+import torch
+from torch import nn
+
+import dycl
+from dycl.diagnostics import FallbackWarning
+
+SCALE = 3.0
+
+
+class Policy(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(4, 3)
+        self.temperature = 1.0
+        self.drop = nn.Dropout(0.5)
+
+    def forward(self, x):
+        logits = self.drop(self.fc(x)) * SCALE
+        if self.training:
+            return logits * 0
+        return torch.softmax(logits / self.temperature, -1)
+
+
+def _scale(value):
+    global SCALE
+    SCALE = value
+
+
+def _sgd_step(model):
+    opt = torch.optim.SGD(model.parameters(), lr=0.5)
+    model(torch.randn(2, 4)).sum().backward()
+    opt.step()
+
+
+CHANGES = {
+    "optimizer step": _sgd_step,
+    "in place under no_grad": lambda m: torch.no_grad()(m.fc.weight.mul_)(2.0),
+    "load_state_dict": lambda m: m.load_state_dict({k: v + 1 for k, v in m.state_dict().items()}),
+    "parameter replaced": lambda m: setattr(m.fc, "bias", nn.Parameter(torch.ones(3))),
+    "submodule replaced": lambda m: setattr(m, "fc", nn.Linear(4, 3)),
+    "train()": lambda m: m.train(),
+    "attribute": lambda m: setattr(m, "temperature", 0.1),
+    "global constant": lambda m: _scale(5.0),
+}
+
+
+@pytest.mark.parametrize("change", list(CHANGES))
+def test_a_change_after_the_compile_is_seen(change):
+    torch.manual_seed(0)
+    model = Policy().eval()
+    x = torch.randn(2, 4)
+    cm = dycl.compile(model, [x], backend="torch")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", FallbackWarning)  # unchanged: the compiled program runs
+        assert torch.allclose(cm(x), model(x))
+    try:
+        CHANGES[change](model)
+        torch.manual_seed(1)  # (dropout in training mode draws)
+        want = model(x)
+        torch.manual_seed(1)
+        with pytest.warns(FallbackWarning, match="after the compile"):
+            got = cm(x)
+        assert torch.equal(got, want), change
+    finally:
+        _scale(3.0)
+
+
+def test_the_guard_names_what_changed():
+    model = Policy().eval()
+    cm = dycl.compile(model, [torch.randn(2, 4)], backend="torch")
+    assert cm._guard.changed() is None
+    with torch.no_grad():
+        model.fc.weight.add_(1)
+    assert cm._guard.changed() == "fc.weight (parameter) was changed in place"
