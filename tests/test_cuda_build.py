@@ -55,6 +55,15 @@ def test_cuda_source_compiles_to_ptx(arch):
         assert ".entry" in ptx
 
 
+def test_cuda_builds_capture_their_kernel_launches_in_cuda_graphs():
+    # Measured on an H200: 1.1-1.6x faster on every zoo path with such parts (docs/gpu.md).
+    conv = [torch.nn.Conv2d(8, 8, 3, padding=1) for _ in range(2)]
+    layers = torch.nn.Sequential(torch.nn.Conv2d(3, 8, 3, padding=1), torch.nn.ReLU(), conv[0], torch.nn.ReLU(), conv[1])
+    spec = SubgraphSpec("sub_0", torch.fx.symbolic_trace(layers.eval()), [torch.randn(1, 3, 16, 16)])
+    assert "vm.builtin.cuda_graph.run_or_capture" in build_relax(spec, Target("cuda", "sm_90")).as_text()
+    assert "cuda_graph" not in build_relax(spec, Target("llvm")).as_text()
+
+
 def test_a_build_without_cuda_module_fails_loudly(monkeypatch):
     import dycl.backends.tvm as tvm_backend
 

@@ -6,7 +6,7 @@ holding `reference.pt` (inputs per path and CPU-eager outputs, written by
 tools/make_gpu_artifacts.py), it checks the GPU results against CPU eager and
 against eager on the GPU, and times eager, torch.compile and dycl on the GPU.
 
-    python tools/gpu_check.py ROOT
+    python tools/gpu_check.py ROOT [ROOT ...] [--no-torch-compile]
 """
 
 from __future__ import annotations
@@ -52,7 +52,9 @@ def load_host(path: Path):
     return module.load(str(path))
 
 
-def main(root: str) -> int:
+def main(roots: list[str], torch_compile: bool = True) -> int:
+    """Every model with an artifact in each of `roots` (variants of one build, e.g.
+    with and without CUDA graphs): checked and timed in one process, side by side."""
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "examples"))
     # dycl's kernels compute in FP32; so must the eager reference (TF32 convs and
     # matmuls, on by default for cuDNN, differ from FP32 by ~1e-3).
@@ -60,20 +62,21 @@ def main(root: str) -> int:
     torch.backends.cuda.matmul.allow_tf32 = False
     print(f"device: {torch.cuda.get_device_name(0)}, torch {torch.__version__}, TF32 off")
     failures = 0
-    for art in sorted(p for p in Path(root).iterdir() if (p / "reference.pt").exists()):
+    first = Path(roots[0])
+    for art in sorted(p for p in first.iterdir() if (p / "reference.pt").exists()):
+        variants = {Path(r).name: Path(r) / art.name for r in roots}
+        if not all((v / "reference.pt").exists() for v in variants.values()):
+            continue
         ref = torch.load(art / "reference.pt")
         example = importlib.import_module(ref["example"])
         model = example.make_model().cuda().eval()
-        compiled_eager = torch.compile(model)
-        program = load_host(art)
+        compiled_eager = torch.compile(model) if torch_compile else None
+        programs = {name: load_host(v) for name, v in variants.items()}
         for name, (inputs, cpu_out) in ref["paths"].items():
             xs = [x.cuda() for x in inputs]
             with torch.no_grad():
-                out = to_torch(program(*xs))
                 gpu_eager = model(*xs)
-                err_cpu, err_gpu = max_err(cpu_out, out), max_err(gpu_eager, out)
                 t_eager = median_ms(lambda: model(*xs))
-                t_dycl = median_ms(lambda: program(*xs))
                 t_compile = float("nan")
                 if compiled_eager is not None:
                     try:
@@ -81,15 +84,20 @@ def main(root: str) -> int:
                     except Exception as e:  # an inductor bug must not hide dycl's numbers
                         print(f"{art.name}: torch.compile failed: {type(e).__name__}: {str(e).splitlines()[0][:200]}")
                         compiled_eager = None
-            ok = err_cpu <= 1e-4 and err_gpu <= 1e-4
-            failures += not ok
-            print(
-                f"{art.name:14s} {name:8s} err vs cpu-eager {err_cpu:.1e} vs gpu-eager {err_gpu:.1e}  "
-                f"eager {t_eager:.3f} ms  torch.compile {t_compile:.3f} ms  dycl {t_dycl:.3f} ms  "
-                f"({t_eager / t_dycl:.2f}x eager, {t_compile / t_dycl:.2f}x compile) {'OK' if ok else 'MISMATCH'}"
-            )
+                line = f"{art.name:14s} {name:14s} eager {t_eager:.3f} ms  torch.compile {t_compile:.3f} ms"
+                for variant, program in programs.items():
+                    out = to_torch(program(*xs))
+                    t_dycl = median_ms(lambda: program(*xs))
+                    again = to_torch(program(*xs))  # after 220 replays, and other paths' inputs before
+                    err = max(max_err(cpu_out, out), max_err(gpu_eager, out), max_err(cpu_out, again))
+                    ok = err <= 1e-4
+                    failures += not ok
+                    line += (f" | {variant}: {t_dycl:.3f} ms ({t_eager / t_dycl:.2f}x eager) err {err:.1e}"
+                             f"{'' if ok else ' MISMATCH'}")
+                print(line, flush=True)
     return 1 if failures else 0
 
 
 if __name__ == "__main__":
-    sys.exit(main(sys.argv[1]))
+    args = [a for a in sys.argv[1:] if not a.startswith("--")]
+    sys.exit(main(args, torch_compile="--no-torch-compile" not in sys.argv))

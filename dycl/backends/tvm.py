@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import functools
+from contextlib import nullcontext
 from typing import Any
 import hashlib
 import json
@@ -83,15 +84,20 @@ def _build_relax(spec: SubgraphSpec, target: Target, options: BuildOptions, out_
         from dycl.backends.tuning import tune_and_compile
 
         return tune_and_compile(mod, tgt, options)[0]
-    # For cuda the default pipeline also schedules every kernel (dlight).
-    try:
-        ex = tvm.compile(mod, tgt, relax_pipeline=relax.get_default_pipeline(tgt))
-    except tvm.error.InternalError:
-        if target.kind != "cuda":
-            raise
-        # TVM 0.27's dlight Reduction rule crashes on a reduction fused with an
-        # elementwise epilogue (e.g. `x.mean() > 0`); GeneralReduction handles it.
-        ex = tvm.compile(mod, tgt, relax_pipeline=cuda_pipeline_without_reduction_rule(tgt))
+    # For cuda the default pipeline also schedules every kernel (dlight), and the
+    # kernel launches of statically planned parts are captured in CUDA graphs on
+    # the first call and replayed after: 1.1-1.6x faster on every zoo path that
+    # has such parts (H200, docs/gpu.md), never slower.
+    graphs = target.kind == "cuda"
+    with tvm.transform.PassContext(config={"relax.backend.use_cuda_graph": True}) if graphs else nullcontext():
+        try:
+            ex = tvm.compile(mod, tgt, relax_pipeline=relax.get_default_pipeline(tgt))
+        except tvm.error.InternalError:
+            if target.kind != "cuda":
+                raise
+            # TVM 0.27's dlight Reduction rule crashes on a reduction fused with an
+            # elementwise epilogue (e.g. `x.mean() > 0`); GeneralReduction handles it.
+            ex = tvm.compile(mod, tgt, relax_pipeline=cuda_pipeline_without_reduction_rule(tgt))
     if target.kind == "cuda" and not cuda_sources(ex):
         raise BackendError(f"sub-DNN {spec.name}: the CUDA build produced no CUDA module")
     return ex
