@@ -428,14 +428,25 @@ def compile(
     cm = CompiledModel(out, module=module, report=report, model=model)
     if out_dir is None:  # a temporary artifact lives as long as the model
         weakref.finalize(cm, shutil.rmtree, out, ignore_errors=True)
-    if dynamic == "auto" and not sig.dynamic:
+    if dynamic == "auto" or sig.dynamic:
         # Other shapes compile on first use, with these options (never with an out_dir:
-        # the artifact on disk stays the one for the example shapes).
+        # the artifact on disk stays the one for the example shapes). Under a signature,
+        # the sizes in its ranges that a sub-DNN's build does not hold for (torch.export
+        # decided something at a length of 1, say) compile so too.
         cm.specialize = functools.partial(
             compile, model, target=target, backend=backend, arch=arch, pipeline=pipeline, jobs=jobs,
             tune_trials=tune_trials, tuning_dir=tuning_dir, fallback=fallback, model_key=model_key, dynamic=False)
     if cm.fallbacks:
         warn_fallbacks(cm.fallbacks)
+    if cm._dim_check is not None:
+        import warnings
+
+        from dycl.diagnostics import FallbackWarning
+
+        rules = "; ".join(f"{sub}: {rule}" for sub, rule in cm._dim_guards)
+        warnings.warn(FallbackWarning(f"some sizes the signature allows are not covered by the build ({rules}): "
+                                      "this compiled model compiles them on first use, a loaded artifact refuses them"),
+                      stacklevel=2)
     return cm
 
 

@@ -103,3 +103,40 @@ def test_a_size_read_as_a_number_with_symbolic_dims_compiles():
     for shape in ((3, 7), (5, 10), (1, 2)):
         x = torch.randn(shape)
         assert torch.allclose(cm(x), HalvesBySize()(x)), shape
+
+
+class LastTokenAttention(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        torch.manual_seed(0)
+        self.emb = torch.nn.Embedding(10, 8)
+        self.head = torch.nn.Linear(8, 10)
+
+    def forward(self, ids):
+        t = ids.shape[1]
+        h = self.emb(ids)
+        mask = torch.full((t, t), torch.finfo(h.dtype).min).triu(1)
+        att = (h @ h.transpose(-1, -2) + mask).softmax(-1)
+        return self.head(att @ h)[:, -1].argmax(-1)
+
+
+def test_a_size_in_the_range_the_build_does_not_hold_for(tmp_path):
+    """torch.export decides something at a length of 1: the build holds for t != 1
+    only, inside the declared t=1..16. A call at t = 1 raised from inside the program;
+    now the compiled model compiles that size on first use, and a loaded artifact
+    refuses it before running anything, naming the rule."""
+    model = LastTokenAttention()
+    with pytest.warns(dycl.FallbackWarning, match="t != 1"):
+        cm = dycl.compile(model, [torch.randint(0, 10, (2, 5))], backend="torch", signature="b x t x i64",
+                          dims=["b=1..8", "t=1..16"])
+    cm.save(tmp_path / "art")
+    loaded = dycl.load(tmp_path / "art")
+    for b, t in [(2, 5), (3, 7), (1, 4), (2, 1), (1, 1)]:
+        x = torch.randint(0, 10, (b, t))
+        assert torch.equal(cm(x), model(x)), (b, t)
+        if t == 1:
+            with pytest.raises(dycl.InputError, match=r"sub-DNN sub_\d+ was built for sizes where t != 1, and these "
+                                                      r"inputs have b = \d, t = 1"):
+                loaded(x)
+        else:
+            assert torch.equal(loaded(x), model(x)), (b, t)

@@ -42,6 +42,39 @@ def write_guards(spec: Any, ep: Any, out_dir: Path | None) -> None:
         guards.append(text)
     if guards:
         guards_file(out_dir, spec.name).write_text(json.dumps(guards, indent=2) + "\n")
+        named = [t for t in (in_named_dims(g, spec) for g in guards) if t is not None]
+        if named:
+            dims_file(out_dir, spec.name).write_text(json.dumps(named, indent=2) + "\n")
+
+
+def dims_file(out_dir: Path, name: str) -> Path:
+    """The guards that can be said in the signature's named dimensions (`t != 1`):
+    the compiled model checks them before running anything, so a size in the
+    declared range that a build does not hold for compiles a specialisation (or is
+    an input error) before any state is written or a random number drawn."""
+    return out_dir / f"{name}.dims.json"
+
+
+def in_named_dims(guard: str, spec: Any) -> str | None:
+    """`guard` over the signature's named dimensions, or None where it reads a size
+    that has no name (a data-dependent one)."""
+    names = dict(zip(spec.dynamic, spec.dynamic_names))
+    failed = False
+
+    def size(m: re.Match[str]) -> str:
+        nonlocal failed
+        i, k = int(m.group(1)), int(m.group(2))
+        if (i, k) in names:
+            name = _python_size(names[(i, k)])
+            failed |= name is None
+            return name if name is None or name.isidentifier() else f"({name})"
+        if i >= len(spec.example_inputs):
+            failed = True
+            return "0"
+        return str(spec.example_inputs[i].shape[k])  # a static size
+
+    text = re.sub(r"a\[(\d+)\]\.shape\[(\d+)\]", size, guard)
+    return None if failed or "a[" in text else text
 
 
 def _checkable(text: str) -> bool:
@@ -59,3 +92,22 @@ def _checkable(text: str) -> bool:
         if isinstance(node, ast.Call) and not (isinstance(node.func, ast.Name) and node.func.id in _FUNCTIONS):
             return False
     return True
+
+
+_SIZE_NODES = (ast.Expression, ast.BinOp, ast.UnaryOp, ast.Name, ast.Constant, ast.Call, ast.Load, ast.operator,
+               ast.unaryop)
+
+
+def _python_size(name: str) -> str | None:
+    """A named dimension's size expression (`2*b`, sympy's `Min(s, 4)`) as Python
+    over the signature's names, or None ("" for a data-dependent size; `floor`...)."""
+    text = re.sub(r"\bMin\(", "min(", re.sub(r"\bMax\(", "max(", name))
+    try:
+        tree = ast.parse(text, mode="eval")
+    except SyntaxError:
+        return None
+    for node in ast.walk(tree):
+        if not isinstance(node, _SIZE_NODES) or isinstance(node, ast.Call) and not (
+                isinstance(node.func, ast.Name) and node.func.id in _FUNCTIONS):
+            return None
+    return text if text else None

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import importlib.util
+import json
 import shutil
 import sys
 import threading
@@ -37,6 +38,9 @@ def _import_host(path: Path) -> Any:
     sys.modules[name] = module
     spec.loader.exec_module(module)
     return module
+
+
+_SIZE_SCOPE = {"__builtins__": {}, "max": max, "min": min, "abs": abs}
 
 
 class CompiledModel:
@@ -75,6 +79,11 @@ class CompiledModel:
         self.specialize: Callable[[list[Any]], CompiledModel] | None = None
         self._specializations: dict[tuple[Any, ...], CompiledModel] = {}
         self._eager_model: Any = None
+        # Sub-DNNs' shape guards in the signature's named dimensions (`t != 1`).
+        self._dim_guards = [(p.name.split(".", 1)[0], g) for p in sorted(self.path.glob("*.dims.json"))
+                            for g in json.loads(p.read_text())]
+        self._dim_check = compile(" and ".join(f"({g})" for _, g in self._dim_guards), "<dycl dims>", "eval") \
+            if self._dim_guards and self._dynamic else None
         params = self.manifest.get("parameters")
         self._parameters = [Parameter.from_json(p) for p in params] if params is not None else None
         spec = self.manifest.get("argument_spec")
@@ -84,15 +93,17 @@ class CompiledModel:
 
     # ----------------------------------------------------------------- calling
 
-    def check_inputs(self, inputs: tuple[Any, ...]) -> None:
+    def check_inputs(self, inputs: tuple[Any, ...]) -> dict[str, int] | None:
+        """An InputError where the inputs do not fit; each named dimension's size
+        where the model was compiled for a signature."""
         if self._dynamic:
             assert self.signature is not None
-            self.signature.bind(inputs)
+            sizes = self.signature.bind(inputs)
             for i, x in enumerate(inputs):
                 if x.device.type not in self._devices:
                     raise InputError(f"input {i}: expected a tensor on {' or '.join(self._devices)}, got one on "
                                      f"{x.device.type}" + (" (a meta tensor holds no data)" if x.device.type == "meta" else ""))
-            return
+            return sizes
         expected = self.manifest["inputs"]
         if len(inputs) != len(expected):
             raise InputError(f"expected {len(expected)} inputs, got {len(inputs)}")
@@ -171,7 +182,18 @@ class CompiledModel:
         expected = self._expected or self._signature()
         # The common case checked without building any message (a few hundred ns).
         if self._dynamic:
-            self.check_inputs(inputs)
+            sizes = self.check_inputs(inputs)
+            if self._dim_check is not None and not eval(self._dim_check, _SIZE_SCOPE, sizes):  # noqa: S307
+                # A size in the declared range that a sub-DNN's build does not hold for
+                # (torch.export decided something at it, e.g. a length of 1).
+                other = self._specialization(inputs, example)
+                if other is not None:
+                    return other(*inputs) if example is None else other(**example)
+                sub, rule = next((s, g) for s, g in self._dim_guards if not eval(g, _SIZE_SCOPE, dict(sizes)))  # noqa: S307
+                shown = ", ".join(f"{k} = {v}" for k, v in sizes.items() if not k.startswith("?"))
+                raise InputError(f"sub-DNN {sub} was built for sizes where {rule}, and these inputs have {shown}",
+                                 note="compile the model with example inputs of these sizes (a compiled model, "
+                                      "unlike a loaded artifact, compiles them on first use)")
         elif len(inputs) != len(expected) or not all(
                 type(x) is torch.Tensor and x.shape == shape and x.dtype == dtype and (x.is_cpu or (
                     self._cuda and x.is_cuda))
