@@ -55,12 +55,13 @@ _ONE_HOT = ("builtins.RuntimeError", "Class values must be non-negative and smal
 _DIVIDE = ("builtins.RuntimeError", "ZeroDivisionError")
 _NEGATIVE_POWER = ("builtins.RuntimeError", "Integers to negative integer powers are not allowed.")
 _NARROW = ("builtins.RuntimeError", "start + length exceeds dimension size ({size}).")
+_REPEATS = ("builtins.RuntimeError", "repeats can not be negative")
 
 # Ops taking (input, dim, index, ...), by what eager raises for a bad index.
 _DIM_INDEX_OPS = {
-    **{n: "select" for n in ("index_select", "index_add", "index_add_")},
+    "index_select": "select",
     **{n: "scatter" for n in ("gather", "scatter", "scatter_", "scatter_add", "scatter_add_", "scatter_reduce",
-                              "scatter_reduce_")},
+                              "scatter_reduce_", "index_add", "index_add_")},  # (index_add: RuntimeError too)
     **{n: "copy" for n in ("index_copy", "index_copy_", "index_fill", "index_fill_")},
 }
 # Reductions without an identity: eager raises on an empty input, kernels give NaN.
@@ -90,6 +91,9 @@ class _Site:
     nonzero: bool = False
     nonempty: bool = False  # `operand` must hold at least one element (a max of nothing)
     wrap: int = 0  # a negative host int counts from this size (narrow's start)
+    # A size known only at run time (`?`): dim `dim` of this tensor (then `size` is -1).
+    sized: SSAValue | None = None
+    nonnegative: bool = False  # `operand` must be >= 0 (repeat counts)
 
 
 def _name(op: Operation) -> str:
@@ -114,6 +118,16 @@ def _static_size(v: SSAValue, dim: int) -> int | None:
         return None
     n = shape[dim]
     return n if n > 0 else None  # dynamic (-1) or empty: not checked
+
+
+def _size_of(v: SSAValue, dim: int) -> tuple[int, SSAValue | None] | None:
+    """Dim `dim` of tensor `v`: (size, None) where known, (-1, v) where only known at
+    run time (`?`: read in the tensor code), None where it cannot be checked."""
+    t = v.type
+    if not isinstance(t, TensorType) or not -len(t.get_shape()) <= dim < len(t.get_shape()):
+        return None
+    n = t.get_shape()[dim]
+    return (n, None) if n > 0 else (-1, v) if n < 0 else None
 
 
 def _int_constant(v: SSAValue) -> int | None:
@@ -148,8 +162,8 @@ def _sites(op: Operation, model: nn.Module) -> list[_Site]:
     name = _name(op)
     if name == "torch.nn.functional.embedding":
         k, w = _arg(op, 0, "input"), _arg(op, 1, "weight")
-        if k is not None and w is not None and (n := _static_size(op.args[w], 0)) is not None:
-            return [_Site(op, k, 0, n, 0, _RANGE)]
+        if k is not None and w is not None and (known := _size_of(op.args[w], 0)) is not None:
+            return [_Site(op, k, 0, known[0], 0, _RANGE, sized=known[1])]
         return []
     base = name.removeprefix("torch.")
     if base in _DIM_INDEX_OPS and (name == base) == isinstance(op, d.CallMethodOp):
@@ -160,7 +174,7 @@ def _sites(op: Operation, model: nn.Module) -> list[_Site]:
         if src is None or dim_at is None or idx_at is None:
             return []
         dim = _int_constant(op.args[dim_at])
-        if dim is None or (n := _static_size(op.args[src], dim)) is None:
+        if dim is None or (known := _size_of(op.args[src], dim)) is None:
             return []
         rank = len(op.args[src].type.get_shape())  # type: ignore[attr-defined]
         dim %= rank
@@ -168,7 +182,10 @@ def _sites(op: Operation, model: nn.Module) -> list[_Site]:
         # as eager's CPU kernels raise
         error = _GATHER if kind == "scatter" else _SUBSCRIPT if kind == "copy" else \
             _SELECT_INNER if base == "index_select" and dim else _RANGE
-        return [_Site(op, idx_at, 0, n, dim, error)]
+        return [_Site(op, idx_at, 0, known[0], dim, error, sized=known[1])]
+    if base == "repeat_interleave" and (name == base) == isinstance(op, d.CallMethodOp) and len(op.args) >= 2 and \
+            _int_tensor(op.args[1]):
+        return [_Site(op, 1, 0, 0, 0, _REPEATS, nonnegative=True)]
     if name == "torch.nn.functional.one_hot" and (k := _arg(op, 0, "tensor")) is not None:
         classes = _arg(op, 1, "num_classes")
         n = _int_constant(op.args[classes]) if classes is not None else None
@@ -215,6 +232,8 @@ def _subscript_sites(op: Operation) -> list[_Site]:
     if not isinstance(src.type, TensorType):
         return []
     shape = src.type.get_shape()
+    if _int_tensor(index) and shape and shape[0] < 0:  # (a host int: its size would be read on the host)
+        return [_Site(op, 1, 0, -1, 0, _SUBSCRIPT, sized=src)]
     if _int_tensor(index) or _host_int(index):
         return [_Site(op, 1, -shape[0], shape[0], 0, _SUBSCRIPT)] if shape and shape[0] > 0 else []
     tup = index.owner
@@ -224,7 +243,10 @@ def _subscript_sites(op: Operation) -> list[_Site]:
     dim = 0
     for k, v in enumerate(tup.elements):
         owner = v.owner
-        if _int_tensor(v) or _host_int(v):
+        if _int_tensor(v) and dim < len(shape) and shape[dim] < 0:
+            sites.append(_Site(tup, k, 0, -1, dim, _SUBSCRIPT, sized=src))
+            dim += 1
+        elif _int_tensor(v) or _host_int(v):
             if dim >= len(shape) or shape[dim] <= 0:
                 return []
             sites.append(_Site(tup, k, -shape[dim], shape[dim], dim, _SUBSCRIPT))
@@ -327,17 +349,43 @@ def _guard(site: _Site, model_op: Operation) -> None:
         safe = emit(d.CallFunctionOp("torch.where", [is_zero, one, idx], result_type=t))
         _finish(site, ops, safe, ok, model_op)
         return
-    lo = emit(arith.ConstantOp(IntegerAttr(site.lo, i64)))
-    hi = emit(arith.ConstantOp(IntegerAttr(site.size - 1, i64)))
+    if site.nonnegative:
+        zero = emit(arith.ConstantOp(IntegerAttr(0, i64)))
+        ok = emit(d.CallMethodOp("all", [emit(d.CallFunctionOp("_operator.ge", [idx, zero], result_type=mask_type))],
+                                 result_type=TensorType(i1, [])))
+        safe = emit(d.CallFunctionOp("torch.clamp", [idx, zero], result_type=t))  # no huge repeat for -1
+        _finish(site, ops, safe, ok, model_op)
+        return
+    if site.sized is not None:
+        # The size as the tensor code reads it (`h.shape[dim]`), at least 1 for the
+        # wrap below: an index into an empty table fails the check all the same.
+        shape = emit(d.CallFunctionOp("builtins.getattr", [site.sized, emit(d.ConstantOp(StringAttr("shape"), d.PYOBJ))],
+                                      result_type=d.PYOBJ))
+        n = emit(d.CallFunctionOp("_operator.getitem", [shape, emit(arith.ConstantOp(IntegerAttr(site.dim, i64)))],
+                                  result_type=i64))
+        one = emit(arith.ConstantOp(IntegerAttr(1, i64)))
+        hi = emit(d.CallFunctionOp("_operator.sub", [n, one], result_type=i64))
+        lo = emit(d.CallFunctionOp("_operator.neg", [n], result_type=i64)) if _subscript(site) else \
+            emit(arith.ConstantOp(IntegerAttr(site.lo, i64)))
+        size = emit(d.CallFunctionOp("builtins.max", [n, one], result_type=i64))
+    else:
+        lo = emit(arith.ConstantOp(IntegerAttr(site.lo, i64)))
+        hi = emit(arith.ConstantOp(IntegerAttr(site.size - 1, i64)))
     ge = emit(d.CallFunctionOp("_operator.ge", [idx, lo], result_type=mask_type))
     le = emit(d.CallFunctionOp("_operator.le", [idx, hi], result_type=mask_type))
     both = emit(d.CallFunctionOp("_operator.and_", [ge, le], result_type=mask_type))
     ok = emit(d.CallMethodOp("all", [both], result_type=TensorType(i1, [])))
+    if site.sized is None:
+        size = emit(arith.ConstantOp(IntegerAttr(site.size, i64)))
     # Wrapped into 0..size-1 (negative subscripts as Python wraps them): kernels
     # never read out of range, nor see a negative index (TVM's take does not wrap).
-    size = emit(arith.ConstantOp(IntegerAttr(site.size, i64)))
     safe = emit(d.CallFunctionOp("torch.remainder", [idx, size], result_type=t))
     _finish(site, ops, safe, ok, model_op)
+
+
+def _subscript(site: _Site) -> bool:
+    """A Python subscript (negative indices count from the end), not an index op."""
+    return site.error is _SUBSCRIPT and _name(site.op) in ("_operator.getitem", "dycl.tensor_ops.setitem", "")
 
 
 def _guard_host_index(site: _Site, i: SSAValue, model_op: Operation) -> None:
@@ -399,7 +447,8 @@ def _raise_unless(site: _Site, ok: SSAValue, model_op: Operation) -> None:
     then_block = Block()
     then_block.add_op(d.YieldOp())
     else_block = Block()
-    msg = d.ConstantOp(StringAttr(message.format(dim=site.dim, size=site.wrap or site.size)), d.PYOBJ)
+    size = site.wrap or (site.size if site.sized is None else "(its size at run time)")
+    msg = d.ConstantOp(StringAttr(message.format(dim=site.dim, size=size)), d.PYOBJ)
     raise_op = d.RaiseOp(cls, [msg.result])
     for o in (msg, raise_op):
         o.location = site.op.location
@@ -428,8 +477,11 @@ class CheckIndexBoundsPass(ModulePass):
     Guarantees: every such op in tensor code whose indices are not known to be in
     range (constants, `argmax`/`argmin` of a dim no longer than the table, and
     reshapes of those are) reads only in-range entries, and the call raises where
-    eager raises. Sizes unknown at compile time (`?`) are not checked. Each check
-    is a `dycl.if` marked `dycl.bounds_check` right after the op.
+    eager raises. A size known only at run time (`?`, rows a mask selected) is read
+    in the tensor code (`h.shape[0]`) for index tensors; a host int indexing or
+    narrowing such a dim is not checked. Negative `repeat_interleave` counts raise
+    eager's RuntimeError (the kernel gets them clamped at 0). Each check is a
+    `dycl.if` marked `dycl.bounds_check` right after the op.
     """
 
     name = "check-index-bounds"

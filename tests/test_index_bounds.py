@@ -176,3 +176,50 @@ def test_a_zero_host_divisor_raises_as_in_eager():
         model(a, -torch.ones(3))
     with pytest.raises(RuntimeError, match="ZeroDivisionError"):
         cm(a, -torch.ones(3))
+
+
+class LookupsInSelectedRows(nn.Module):
+    """Tables whose row count is known only at run time (the rows a mask kept):
+    MoE-style gathers of tokens per expert."""
+
+    def __init__(self, op):
+        super().__init__()
+        self.lin = nn.Linear(4, 4)
+        self.op = op
+
+    def forward(self, x, ids):
+        h = self.lin(x[x[:, 0] > 0])
+        if self.op == "index_select":
+            return h.index_select(0, ids)
+        if self.op == "gather":
+            return torch.gather(h, 0, ids.unsqueeze(1).expand(-1, 4))
+        if self.op == "embedding":
+            return F.embedding(ids, h)
+        if self.op == "subscript":
+            return h[ids]
+        if self.op == "index_add":
+            return torch.zeros_like(h).index_add(0, ids, torch.ones(ids.shape[0], 4))
+        return torch.repeat_interleave(x[:, 1], ids.repeat(3)[: x.shape[0]])  # "repeats"
+
+
+ROWS = torch.tensor([[1.0, 0.5, 0.0, 2.0], [-1.0, 1.0, 1.0, 1.0], [2.0, -0.5, 1.0, 0.0], [3.0, 1.0, 0.0, 1.0],
+                     [-2.0, 0.0, 0.0, 0.0], [1.0, 1.0, 1.0, 1.0]])  # 4 rows kept
+
+
+@pytest.mark.parametrize("backend", ["onnxruntime", "tvm"])
+@pytest.mark.parametrize("op", ["index_select", "gather", "embedding", "subscript", "index_add", "repeats"])
+def test_indices_into_rows_known_only_at_run_time(op, backend):
+    """Unchecked before (sizes unknown at compile time): TVM read garbage past the
+    rows, ONNX Runtime wrapped -1 to the last row; eager raises."""
+    torch.manual_seed(0)
+    model = LookupsInSelectedRows(op)
+    cm = dycl.compile(model, [ROWS, torch.tensor([0, 1])], backend=backend)
+    for ids in ([0, 3], [1, -1], [4, 0], [100, 0], [-9, 1]):
+        ids = torch.tensor(ids)
+        try:
+            want = model(ROWS, ids)
+        except (IndexError, RuntimeError) as e:
+            with pytest.raises(type(e)):
+                cm(ROWS, ids)
+            continue
+        assert torch.allclose(cm(ROWS, ids), want), (op, ids)

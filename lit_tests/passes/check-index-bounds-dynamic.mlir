@@ -1,0 +1,35 @@
+// RUN: dycl-opt %s -p 'check-index-bounds{model="%examples/captioner.py:make_model"}' | filecheck %s
+
+// A table whose row count is known only at run time (`?`, rows a mask selected):
+// the bound is read in the tensor code (h.shape[0]); the index is wrapped by at
+// least 1 (an empty table fails the check all the same), and the host raises.
+// CHECK-LABEL: func.func @forward
+// CHECK:         %[[SHAPE:.*]] = dycl.call_function "builtins.getattr"(%h, %{{.*}}) : (tensor<?x4xf32>, !dycl.pyobj) -> !dycl.pyobj
+// CHECK-NEXT:    %[[DIM:.*]] = arith.constant 0 : i64
+// CHECK-NEXT:    %[[N:.*]] = dycl.call_function "_operator.getitem"(%[[SHAPE]], %[[DIM]]) : (!dycl.pyobj, i64) -> i64
+// CHECK-NEXT:    %[[ONE:.*]] = arith.constant 1 : i64
+// CHECK-NEXT:    %[[HI:.*]] = dycl.call_function "_operator.sub"(%[[N]], %[[ONE]]) : (i64, i64) -> i64
+// CHECK-NEXT:    %[[LO:.*]] = arith.constant 0 : i64
+// CHECK-NEXT:    %[[WRAP:.*]] = dycl.call_function "builtins.max"(%[[N]], %[[ONE]]) : (i64, i64) -> i64
+// CHECK-NEXT:    %{{.*}} = dycl.call_function "_operator.ge"(%ids, %[[LO]])
+// CHECK:         %[[SAFE:.*]] = dycl.call_function "torch.remainder"(%ids, %[[WRAP]]) : (tensor<2xi64>, i64) -> tensor<2xi64>
+// CHECK-NEXT:    %rows = dycl.call_method "index_select"(%h, %{{.*}}, %[[SAFE]])
+// CHECK:         dycl.raise "builtins.IndexError"
+
+// A subscript by an integer tensor on a `?` dim: negative indices from the end (-n).
+// CHECK:         dycl.call_function "_operator.neg"
+// CHECK:         dycl.constant "index out of bounds for dimension 0 with size (its size at run time)"
+
+// Negative repeat counts: eager's RuntimeError; the kernel gets them clamped at 0.
+// CHECK:         %[[R:.*]] = dycl.call_function "torch.clamp"(%reps, %{{.*}}) : (tensor<3xi64>, i64) -> tensor<3xi64>
+// CHECK-NEXT:    %rep = dycl.call_function "torch.repeat_interleave"(%x, %[[R]])
+// CHECK:         dycl.constant "repeats can not be negative"
+// CHECK:         dycl.raise "builtins.RuntimeError"
+
+func.func @forward(%h: tensor<?x4xf32>, %ids: tensor<2xi64>, %x: tensor<3xf32>, %reps: tensor<3xi64>) -> tensor<2x4xf32> {
+  %zero = arith.constant 0 : i64
+  %rows = dycl.call_method "index_select"(%h, %zero, %ids) : (tensor<?x4xf32>, i64, tensor<2xi64>) -> tensor<2x4xf32>
+  %sub = dycl.call_function "_operator.getitem"(%h, %ids) : (tensor<?x4xf32>, tensor<2xi64>) -> tensor<2x4xf32>
+  %rep = dycl.call_function "torch.repeat_interleave"(%x, %reps) : (tensor<3xf32>, tensor<3xi64>) -> tensor<?xf32>
+  func.return %rows : tensor<2x4xf32>
+}
