@@ -84,7 +84,7 @@ def protected(model: nn.Module, user_globals: dict[str, Any] | None = None) -> I
         for t in (*m._parameters.values(), *m._buffers.values(), *(v for v in m.__dict__.values() if isinstance(v, torch.Tensor))):
             if t is not None and not t.is_meta:
                 tensors.setdefault(id(t), t)
-    buffers = [(t, t.detach().clone()) for t in tensors.values()]
+    buffers = [(t, t.detach().clone(), t._version) for t in tensors.values()]
     rng = torch.get_rng_state()
     logging.disable(logging.CRITICAL)
     try:
@@ -112,54 +112,119 @@ def protected(model: nn.Module, user_globals: dict[str, Any] | None = None) -> I
                 attrs[k].update(v)
             for k, v in lists.items():
                 attrs[k][:] = v
+        # With their version counters as they were: a compiled model's
+        # live guard (dycl/runtime/live_guard.py) reads an update of the version as a
+        # change of the weights (a specialisation compiled later would send every
+        # call of the first compiled model to eager).
+        # (Every one: kernels such as batch norm's update running statistics without
+        # counting a version.)
         with torch.no_grad():
-            for b, value in buffers:
+            for b, value, _ in buffers:
                 if b.shape == value.shape:
                     b.copy_(value)
+        if buffers:
+            _set_versions([b for b, _, _ in buffers], [v for _, _, v in buffers])
 
 
-def _real(v: Any, placeholder: Callable[[Any], Any], unknown: type) -> Any:
+def _set_versions(tensors: list[torch.Tensor], versions: list[int]) -> None:
+    setter = getattr(torch._C._autograd, "_unsafe_set_version_counter", None)
+    if setter is not None:  # (a torch without it: the guard sees a change, and calls run eager)
+        setter(tuple(tensors), tuple(versions))
+
+
+def _real(v: Any, placeholder: Callable[[Any], Any], unknown: type, other: bool = False) -> Any:
+    """A real stand-in for `v`: random floats, zero integers (`other`: other random
+    floats, larger and shifted, and ones)."""
     if isinstance(v, unknown):
         return placeholder(v)
     if isinstance(v, torch.Tensor):
         if v.dtype.is_floating_point:
-            return torch.randn(v.shape, dtype=v.dtype)
-        return torch.zeros(v.shape, dtype=v.dtype)
+            x = torch.randn(v.shape, dtype=v.dtype)
+            return x * 3 + 1 if other else x
+        if v.dtype == torch.bool:
+            return torch.full(v.shape, other)
+        return (torch.ones if other else torch.zeros)(v.shape, dtype=v.dtype)
     if isinstance(v, (list, tuple)) and not isinstance(v, torch.Size):
-        return type(v)(_real(x, placeholder, unknown) for x in v)
+        return type(v)(_real(x, placeholder, unknown, other) for x in v)
     return v
 
 
-def _abstract(v: Any, mode: Any, unknown: type) -> Any:
-    """Results as shape inference holds them: fake tensors, unknown scalars."""
+def _abstract(v: Any, mode: Any, unknown: type, dims: Any = None) -> Any:
+    """Results as shape inference holds them: fake tensors (a fresh size symbol for
+    each of `dims`, the dims whose size varies with the data), unknown scalars."""
     if isinstance(v, torch.Tensor):
-        return v if v.__class__.__name__ == "FakeTensor" else mode.from_tensor(v, static_shapes=True)
+        if isinstance(dims, set) and mode.shape_env is not None:
+            shape = []
+            for k, n in enumerate(v.shape):
+                if k in dims:
+                    n = mode.shape_env.create_unbacked_symint()
+                    torch._check(n >= 0)
+                shape.append(n)
+            return torch.empty(shape, dtype=v.dtype)
+        if v.__class__.__name__ == "FakeTensor":
+            return v
+        return mode.from_tensor(v, static_shapes=True)
     if isinstance(v, (bool, int, float)):
         return unknown(type_of_value(v))
+    each = dims if isinstance(dims, list) else [None] * (len(v) if isinstance(v, (tuple, list)) else 0)
     if isinstance(v, tuple) and not isinstance(v, torch.Size) and not hasattr(v, "_fields"):
-        return tuple(_abstract(x, mode, unknown) for x in v)
+        return tuple(_abstract(x, mode, unknown, k) for x, k in zip(v, each))
     if isinstance(v, list):
-        return [_abstract(x, mode, unknown) for x in v]
+        return [_abstract(x, mode, unknown, k) for x, k in zip(v, each)]
     if v is None or isinstance(v, (str, torch.dtype, torch.Size)):
         return v
     return unknown(d.PYOBJ)
 
 
 def type_region(op: d.PyRegionOp, model: nn.Module, mode: Any, args: list[Any],
-                placeholder: Callable[[Any], Any], unknown: type) -> list[Any]:
+                placeholder: Callable[[Any], Any], unknown: type,
+                other_placeholder: Callable[[Any], Any] | None = None) -> list[Any]:
     fn = make_region(op.code.data, op.globals.data, op.loc.data)
     fake_args = [_real(a, placeholder, unknown) if isinstance(a, unknown) else a for a in args]
     # The user's own `except` could catch what fake tensors raise on data reads and
     # take a path eager never takes: code with `try` runs on real stand-ins.
     fake_ok = not any(isinstance(n, ast.Try) for n in ast.walk(ast.parse(op.code.data)))
-    with protected(model, None if op.globals.data == "dycl.pyregion" else resolve_globals(op.globals.data)):
+    user_globals = None if op.globals.data == "dycl.pyregion" else resolve_globals(op.globals.data)
+    with protected(model, user_globals):
         try:
             if not fake_ok:
                 raise NotImplementedError
             with mode:
                 out = fn(model, *fake_args)
+            real = False
         except Exception:
             out = fn(model, *[_real(a, placeholder, unknown) for a in args])
+            real = True
         values = [out] if op.tail is not None else list(out)
-        with mode:
-            return [_abstract(v, mode, unknown) for v in values]
+    varying: list[Any] = [None] * len(values)
+    if real or any(isinstance(a, unknown) for a in args):
+        # Sizes may follow values the compile does not know: tensor data its code read
+        # (`x[:, :int(x.sum())]`, a loop that stops on a condition) or a host number
+        # (`x[:, :n]`). Run once more on other stand-ins; a size that differs is known
+        # only at run time (`?`), not the first run's.
+        other = other_placeholder or placeholder
+        with protected(model, user_globals):
+            try:
+                if real:
+                    again = fn(model, *[_real(a, other, unknown, other=True) for a in args])
+                else:
+                    with mode:
+                        again = fn(model, *[other(a) if isinstance(a, unknown) else a for a in args])
+                again = [again] if op.tail is not None else list(again)
+            except Exception:  # noqa: BLE001 (other values it refuses: the first run's sizes)
+                again = values
+        varying = [_varying_dims(v, w) for v, w in zip(values, again)]
+    with mode:
+        return [_abstract(v, mode, unknown, dims) for v, dims in zip(values, varying)]
+
+
+def _varying_dims(a: Any, b: Any) -> Any:
+    """Where the two runs' tensors differ in size: a set of dims per tensor (nested
+    as the values are), None where nothing varies."""
+    if isinstance(a, torch.Tensor) and isinstance(b, torch.Tensor):
+        return {k for k, (m, n) in enumerate(zip(a.shape, b.shape)) if m != n} or None \
+            if a.dim() == b.dim() else None
+    if isinstance(a, (tuple, list)) and isinstance(b, (tuple, list)) and len(a) == len(b) and \
+            not isinstance(a, torch.Size):
+        return [_varying_dims(x, y) for x, y in zip(a, b)]
+    return None

@@ -650,3 +650,28 @@ def test_compiling_runs_change_no_class_attribute_or_default_and_state_is_read_a
     for v in (x, -x, torch.tensor([-1.0, 2.0])):
         got, want = cm(v), KeyOnOnePath()(v)
         assert got[0] == want[0] and all(torch.equal(a, b) for a, b in zip(got[1:], want[1:])), v
+
+
+class SliceByDataThenMore(torch.nn.Module):
+    def forward(self, x):
+        n = int(x.sum().item())
+        y = x[:, :max(1, n)]  # a region whose result's width follows n
+        return y * 2
+
+
+class SliceByDataOnOnePath(torch.nn.Module):
+    def forward(self, x):
+        n = int(x.sum().item())
+        y = x[:, :n] if n > 0 else x
+        return y * 2
+
+
+@pytest.mark.parametrize("model", [SliceByDataThenMore(), SliceByDataOnOnePath()], ids=type)
+def test_a_region_whose_result_size_follows_a_host_number(model):
+    """The region's result was typed with the size of one stand-in run and checked
+    against it: every call of another width raised RuntimeError. It runs twice at
+    compile time now, and a size that differs is a `?` dimension."""
+    cm = dycl.compile(model, [torch.full((2, 5), 0.05)])
+    for v in (0.05, 0.25, 0.45, -1.0):
+        x = torch.full((2, 5), v)
+        assert torch.equal(cm(x), model(x)), v

@@ -80,3 +80,17 @@ def test_the_guard_names_what_changed():
     with torch.no_grad():
         model.fc.weight.add_(1)
     assert cm._guard.changed() == "fc.weight (parameter) was changed in place"
+
+
+def test_compiling_a_specialisation_changes_nothing_the_guard_sees():
+    """Compile-time runs restore the weights they touched with their version
+    counters: a specialisation compiled on first use sent every later call of the
+    first compiled model to eager."""
+    model = Policy().eval()
+    cm = dycl.compile(model, [torch.randn(2, 4)], backend="torch")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", FallbackWarning)
+        cm(torch.randn(5, 4))  # another shape: compiled now
+        assert cm._guard.changed() is None
+        x = torch.randn(2, 4)
+        assert torch.allclose(cm(x), model(x))
