@@ -232,7 +232,7 @@ def _subscript_sites(op: Operation) -> list[_Site]:
     if not isinstance(src.type, TensorType):
         return []
     shape = src.type.get_shape()
-    if _int_tensor(index) and shape and shape[0] < 0:  # (a host int: its size would be read on the host)
+    if (_int_tensor(index) or _host_int(index)) and shape and shape[0] < 0:
         return [_Site(op, 1, 0, -1, 0, _SUBSCRIPT, sized=src)]
     if _int_tensor(index) or _host_int(index):
         return [_Site(op, 1, -shape[0], shape[0], 0, _SUBSCRIPT)] if shape and shape[0] > 0 else []
@@ -243,7 +243,7 @@ def _subscript_sites(op: Operation) -> list[_Site]:
     dim = 0
     for k, v in enumerate(tup.elements):
         owner = v.owner
-        if _int_tensor(v) and dim < len(shape) and shape[dim] < 0:
+        if (_int_tensor(v) or _host_int(v)) and dim < len(shape) and shape[dim] < 0:
             sites.append(_Site(tup, k, 0, -1, dim, _SUBSCRIPT, sized=src))
             dim += 1
         elif _int_tensor(v) or _host_int(v):
@@ -321,17 +321,23 @@ def _guard(site: _Site, model_op: Operation) -> None:
     wrapped into range; after it, the host's raise when the check failed."""
     idx = site.op.operands[site.operand]
     t = idx.type
-    if t == i64:
-        (_guard_host_divisor if site.nonzero else _guard_host_index)(site, idx, model_op)
-        return
-    assert isinstance(t, TensorType)
-    mask_type = TensorType(i1, t.get_shape(), t.encoding)
     ops: list[Operation] = []
 
     def emit(o: Operation) -> SSAValue:
         o.location = site.op.location
         ops.append(o)
         return o.results[0]
+
+    if t == i64 and site.sized is not None:
+        # A host int into a dim whose size only the tensor code knows: checked there,
+        # as a 0-d index tensor (which indexes as the int does).
+        t = TensorType(i64, [])
+        idx = emit(d.CallFunctionOp("torch.as_tensor", [idx], result_type=t))
+    elif t == i64:
+        (_guard_host_divisor if site.nonzero else _guard_host_index)(site, idx, model_op)
+        return
+    assert isinstance(t, TensorType)
+    mask_type = TensorType(i1, t.get_shape(), t.encoding)
 
     if site.nonempty:
         ones = emit(d.CallFunctionOp("torch.ones_like", [idx], result_type=t))
@@ -478,9 +484,10 @@ class CheckIndexBoundsPass(ModulePass):
     range (constants, `argmax`/`argmin` of a dim no longer than the table, and
     reshapes of those are) reads only in-range entries, and the call raises where
     eager raises. A size known only at run time (`?`, rows a mask selected) is read
-    in the tensor code (`h.shape[0]`) for index tensors; a host int indexing or
-    narrowing such a dim is not checked. Negative `repeat_interleave` counts raise
-    eager's RuntimeError (the kernel gets them clamped at 0). Each check is a
+    in the tensor code (`h.shape[0]`), for index tensors and for host ints (made a
+    0-d index tensor there); a host int narrowing such a dim is not checked.
+    Negative `repeat_interleave` counts raise eager's RuntimeError (the kernel gets
+    them clamped at 0). Each check is a
     `dycl.if` marked `dycl.bounds_check` right after the op.
     """
 

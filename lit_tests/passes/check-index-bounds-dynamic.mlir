@@ -20,16 +20,23 @@
 // CHECK:         dycl.call_function "_operator.neg"
 // CHECK:         dycl.constant "index out of bounds for dimension 0 with size (its size at run time)"
 
+// A host int into a `?` dim: checked in the tensor code as a 0-d index tensor.
+// CHECK:         %[[T:.*]] = dycl.call_function "torch.as_tensor"(%i) : (i64) -> tensor<i64>
+// CHECK:         dycl.call_function "_operator.ge"(%[[T]], %{{.*}}) : (tensor<i64>, i64) -> tensor<i1>
+// CHECK:         %[[TS:.*]] = dycl.call_function "torch.remainder"(%[[T]], %{{.*}}) : (tensor<i64>, i64) -> tensor<i64>
+// CHECK-NEXT:    %row = dycl.call_function "_operator.getitem"(%h, %[[TS]])
+
 // Negative repeat counts: eager's RuntimeError; the kernel gets them clamped at 0.
 // CHECK:         %[[R:.*]] = dycl.call_function "torch.clamp"(%reps, %{{.*}}) : (tensor<3xi64>, i64) -> tensor<3xi64>
 // CHECK-NEXT:    %rep = dycl.call_function "torch.repeat_interleave"(%x, %[[R]])
 // CHECK:         dycl.constant "repeats can not be negative"
 // CHECK:         dycl.raise "builtins.RuntimeError"
 
-func.func @forward(%h: tensor<?x4xf32>, %ids: tensor<2xi64>, %x: tensor<3xf32>, %reps: tensor<3xi64>) -> tensor<2x4xf32> {
+func.func @forward(%h: tensor<?x4xf32>, %ids: tensor<2xi64>, %x: tensor<3xf32>, %reps: tensor<3xi64>, %i: i64) -> tensor<2x4xf32> {
   %zero = arith.constant 0 : i64
   %rows = dycl.call_method "index_select"(%h, %zero, %ids) : (tensor<?x4xf32>, i64, tensor<2xi64>) -> tensor<2x4xf32>
   %sub = dycl.call_function "_operator.getitem"(%h, %ids) : (tensor<?x4xf32>, tensor<2xi64>) -> tensor<2x4xf32>
+  %row = dycl.call_function "_operator.getitem"(%h, %i) : (tensor<?x4xf32>, i64) -> tensor<4xf32>
   %rep = dycl.call_function "torch.repeat_interleave"(%x, %reps) : (tensor<3xf32>, tensor<3xi64>) -> tensor<?xf32>
   func.return %rows : tensor<2x4xf32>
 }
