@@ -182,6 +182,9 @@ def _pickle_globals(names: list[str], model_modules: set[str]) -> list[Any]:
     found = []
     for name in names:
         module_name, _, qualname = name.rpartition(".")
+        if module_name.split(".")[0] == "numpy":
+            found.append(_numpy_global(name, module_name, qualname))
+            continue
         if module_name not in model_modules and module_name.split(".")[0] != "torch":
             raise DyclError(f"the artifact's saved model names '{name}', outside the model's modules; "
                             "refusing to load it")
@@ -201,4 +204,30 @@ def _pickle_globals(names: list[str], model_modules: set[str]) -> list[Any]:
             raise DyclError(f"the artifact's saved model names '{name}', which is not a model class or a "
                             "torch type; refusing to load it")
         found.append(obj)
+    if any(n.split(".")[0] == "numpy" for n in names):
+        import numpy as np
+
+        # An array's dtype is rebuilt from its class (numpy.dtypes.Float64DType), which
+        # the pickle does not name as a global.
+        found += [c for c in vars(np.dtypes).values() if isinstance(c, type) and issubclass(c, np.dtype)]
     return found
+
+
+def _numpy_global(name: str, module_name: str, qualname: str) -> Any:
+    """What a pickled numpy array or scalar needs (a model's `self.mean = np.zeros(3)`):
+    the array and dtype classes and the two reconstruction functions, nothing else."""
+    import importlib
+
+    import numpy as np
+
+    try:
+        obj: Any = importlib.import_module(module_name)
+        for part in qualname.split("."):
+            obj = getattr(obj, part)
+    except (ImportError, AttributeError):
+        raise DyclError(f"the artifact's saved model names '{name}', which does not exist here") from None
+    core = getattr(np, "_core", None) or np.core
+    if obj in (np.ndarray, np.dtype, core.multiarray._reconstruct, core.multiarray.scalar) or (
+            isinstance(obj, type) and issubclass(obj, np.dtype)):
+        return obj
+    raise DyclError(f"the artifact's saved model names '{name}', which is not a numpy array or dtype; refusing to load it")

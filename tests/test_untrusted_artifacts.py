@@ -153,3 +153,45 @@ def test_the_cache_directory_is_created_private(monkeypatch, tmp_path):
     root = cache_dir()
     assert root == tmp_path / "xdg" / "dycl"
     assert stat.S_IMODE(root.stat().st_mode) == 0o700
+
+
+def test_a_model_holding_numpy_arrays_loads_and_other_numpy_names_do_not(tmp_path):
+    """`self.mean = np.zeros(3)` (an observation normaliser): the artifact saved, and
+    dycl.load refused its own pickle ('numpy.dtype ... outside the model's modules').
+    Arrays, dtypes and scalars load now; any other numpy name is still refused."""
+    from dycl.diagnostics import DyclError
+    from dycl.pyregion import _pickle_globals
+
+    src = tmp_path / "normalised.py"
+    src.write_text(
+        "import numpy as np\nimport torch\nfrom torch import nn\n\n"
+        "class M(nn.Module):\n"
+        "    def __init__(self):\n        super().__init__()\n        self.fc = nn.Linear(3, 2)\n"
+        "        self.mean = np.arange(3.0)\n        self.scale = np.float32(2.0)\n\n"
+        "    def forward(self, obs):\n"
+        "        a = (obs.detach().numpy() - self.mean) / self.scale\n"
+        "        return self.fc(torch.from_numpy(a).float())\n\n"
+        "def make():\n    return M()\n"
+    )
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("normalised", src)
+    module = importlib.util.module_from_spec(spec)
+    sys.modules["normalised"] = module
+    try:
+        spec.loader.exec_module(module)
+        model = module.make()
+        x = torch.randn(2, 3)
+        cm = dycl.compile(model, [x], backend="torch")
+        cm.save(tmp_path / "art")
+        want = model(x)
+    finally:
+        del sys.modules["normalised"]
+    torch.save(x, tmp_path / "x.pt")
+    probe = (f"import dycl, torch\nx = torch.load({str(tmp_path / 'x.pt')!r})\n"
+             f"torch.save(dycl.load({str(tmp_path / 'art')!r})(x), {str(tmp_path / 'y.pt')!r})\n")
+    ok = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, cwd=tmp_path)
+    assert ok.returncode == 0, ok.stderr[-2000:]
+    assert torch.allclose(torch.load(tmp_path / "y.pt"), want)
+    with pytest.raises(DyclError, match="not a numpy array or dtype"):
+        _pickle_globals(["numpy.load"], set())
