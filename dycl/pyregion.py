@@ -174,7 +174,6 @@ def _pickle_globals(names: list[str], model_modules: set[str]) -> list[Any]:
     """What the model's pickle names, each checked: a class or function defined in one
     of the model's own modules, an nn.Module class, a torch type, or a
     torch.nn.functional function. Anything else (os.system, torch.load, ...) is refused."""
-    import importlib
     import inspect
 
     import torch
@@ -183,17 +182,12 @@ def _pickle_globals(names: list[str], model_modules: set[str]) -> list[Any]:
     for name in names:
         module_name, _, qualname = name.rpartition(".")
         if module_name.split(".")[0] == "numpy":
-            found.append(_numpy_global(name, module_name, qualname))
+            found.append(_numpy_global(name, _resolve(name, module_name, qualname)))
             continue
         if module_name not in model_modules and module_name.split(".")[0] != "torch":
             raise DyclError(f"the artifact's saved model names '{name}', outside the model's modules; "
                             "refusing to load it")
-        try:
-            obj: Any = importlib.import_module(module_name)
-            for part in qualname.split("."):
-                obj = getattr(obj, part)
-        except (ImportError, AttributeError):
-            raise DyclError(f"the artifact's saved model names '{name}', which does not exist here") from None
+        obj = _resolve(name, module_name, qualname)
         own = module_name in model_modules and getattr(obj, "__module__", None) == module_name \
             and (inspect.isclass(obj) or inspect.isfunction(obj))
         module_class = inspect.isclass(obj) and issubclass(obj, torch.nn.Module)
@@ -213,19 +207,22 @@ def _pickle_globals(names: list[str], model_modules: set[str]) -> list[Any]:
     return found
 
 
-def _numpy_global(name: str, module_name: str, qualname: str) -> Any:
-    """What a pickled numpy array or scalar needs (a model's `self.mean = np.zeros(3)`):
-    the array and dtype classes and the two reconstruction functions, nothing else."""
-    import importlib
-
-    import numpy as np
-
+def _resolve(name: str, module_name: str, qualname: str) -> Any:
+    """The object a pickle names (imported, not yet allowed)."""
     try:
         obj: Any = importlib.import_module(module_name)
         for part in qualname.split("."):
             obj = getattr(obj, part)
     except (ImportError, AttributeError):
         raise DyclError(f"the artifact's saved model names '{name}', which does not exist here") from None
+    return obj
+
+
+def _numpy_global(name: str, obj: Any) -> Any:
+    """What a pickled numpy array or scalar needs (a model's `self.mean = np.zeros(3)`):
+    the array and dtype classes and the two reconstruction functions, nothing else."""
+    import numpy as np
+
     core = getattr(np, "_core", None) or np.core
     if obj in (np.ndarray, np.dtype, core.multiarray._reconstruct, core.multiarray.scalar) or (
             isinstance(obj, type) and issubclass(obj, np.dtype)):
