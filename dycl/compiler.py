@@ -667,6 +667,8 @@ def save_fallback_model(model: nn.Module, regions: list[Any], out_dir: Path) -> 
     import importlib.util
     import sysconfig
 
+    from dycl.pyregion import model_pickler
+
     installed = {sysconfig.get_paths()[k] for k in ("purelib", "platlib", "stdlib", "platstdlib")}
     names = {type(m).__module__ for m in model.modules()} | {op.globals.data for op in regions}
     sources = []
@@ -683,7 +685,7 @@ def save_fallback_model(model: nn.Module, regions: list[Any], out_dir: Path) -> 
         shutil.copyfile(file, out_dir / dest)
         sources.append({"module": name, "file": str(dest)})
     try:
-        torch.save(model, out_dir / "model.pt")
+        torch.save(model, out_dir / "model.pt", pickle_module=model_pickler())
     except Exception as e:  # e.g. a lambda held by the model
         return {"file": None, "error": f"the model could not be pickled: {type(e).__name__}: {e}"}
     # The modules whose classes and functions the pickle may name (see pyregion.load_model).

@@ -170,6 +170,44 @@ def load_model(path: str, manifest: dict[str, Any]) -> Any:
         return torch.load(file, weights_only=True)
 
 
+def bound_method(obj: Any, name: str) -> Any:
+    """`obj.name`, a method its class defines: how a saved model holds a method
+    bound on an instance (`self.forward = self.forward_wo_pooling`). Nothing but
+    a function of the object's class is returned (the pickle cannot reach other
+    attributes through it)."""
+    import inspect
+
+    fn = inspect.getattr_static(type(obj), name, None)
+    if not inspect.isfunction(fn):
+        raise DyclError(f"the artifact's saved model binds '{name}', which is not a method of {type(obj).__name__}")
+    return fn.__get__(obj)
+
+
+def model_pickler() -> Any:
+    """A pickle module for `torch.save(model, ...)` whose pickles `load_model` can
+    read: a bound method is saved as `bound_method(obj, name)` (pickle's own
+    `getattr`, which the loader must refuse, reaches anything)."""
+    import inspect
+    import pickle
+    import types
+
+    class Pickler(pickle.Pickler):
+        def reducer_override(self, obj: Any) -> Any:
+            if isinstance(obj, types.MethodType) and not isinstance(obj.__self__, type):
+                name = obj.__func__.__name__
+                if inspect.getattr_static(type(obj.__self__), name, None) is obj.__func__:
+                    return bound_method, (obj.__self__, name)
+            return NotImplemented
+
+    module = types.ModuleType("pickle")  # (torch.save reads its name)
+    module.__dict__.update({k: v for k, v in vars(pickle).items() if not k.startswith("__")}, Pickler=Pickler)
+    return module
+
+
+# Harmless config holders a model may keep (`self.config = SimpleNamespace(...)`).
+_CONFIG_CLASSES = ("types.SimpleNamespace", "argparse.Namespace")
+
+
 def _pickle_globals(names: list[str], model_modules: set[str]) -> list[Any]:
     """What the model's pickle names, each checked: a class or function defined in one
     of the model's own modules, an nn.Module class, a torch type, or a
@@ -183,6 +221,9 @@ def _pickle_globals(names: list[str], model_modules: set[str]) -> list[Any]:
         module_name, _, qualname = name.rpartition(".")
         if module_name.split(".")[0] == "numpy":
             found.append(_numpy_global(name, _resolve(name, module_name, qualname)))
+            continue
+        if name in _CONFIG_CLASSES or name == f"{__name__}.bound_method":
+            found.append(_resolve(name, module_name, qualname))
             continue
         if module_name not in model_modules and module_name.split(".")[0] != "torch":
             raise DyclError(f"the artifact's saved model names '{name}', outside the model's modules; "

@@ -195,3 +195,53 @@ def test_a_model_holding_numpy_arrays_loads_and_other_numpy_names_do_not(tmp_pat
     assert torch.allclose(torch.load(tmp_path / "y.pt"), want)
     with pytest.raises(DyclError, match="not a numpy array or dtype"):
         _pickle_globals(["numpy.load"], set())
+
+
+def test_a_model_with_a_rebound_forward_and_a_namespace_config_loads(tmp_path):
+    """SDN's `self.forward = self.forward_wo_pooling` pickled through `getattr`, and an
+    HF-style `self.config = SimpleNamespace(...)`: dycl.load refused the artifact
+    cm.save had just written. A bound method is saved as `bound_method(obj, name)`,
+    which returns nothing but a function of the object's class; `getattr` stays refused."""
+    from dycl.diagnostics import DyclError
+    from dycl.pyregion import _pickle_globals, bound_method
+
+    src = tmp_path / "rebound.py"
+    src.write_text(
+        "from types import SimpleNamespace\nimport torch\nfrom torch import nn\n\n"
+        "class Head(nn.Module):\n"
+        "    def __init__(self):\n        super().__init__()\n        self.fc = nn.Linear(4, 3)\n"
+        "        self.forward = self.forward_wo_pooling\n\n"
+        "    def forward_wo_pooling(self, x):\n        return self.fc(x) * 2\n\n"
+        "class M(nn.Module):\n"
+        "    def __init__(self):\n        super().__init__()\n        self.head = Head()\n"
+        "        self.config = SimpleNamespace(num_labels=3)\n\n"
+        "    def forward(self, x):\n        out = self.head(x) + self.config.num_labels\n"
+        "        print('host side', end='')\n        return out\n\n"
+        "def make():\n    return M()\n"
+    )
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("rebound", src)
+    module = importlib.util.module_from_spec(spec)
+    sys.modules["rebound"] = module
+    try:
+        spec.loader.exec_module(module)
+        model = module.make()
+        x = torch.randn(2, 4)
+        cm = dycl.compile(model, [x], backend="torch")
+        cm.save(tmp_path / "art")
+        want = model(x)
+    finally:
+        del sys.modules["rebound"]
+    torch.save(x, tmp_path / "x.pt")
+    probe = (f"import dycl, torch\nx = torch.load({str(tmp_path / 'x.pt')!r})\n"
+             f"torch.save(dycl.load({str(tmp_path / 'art')!r})(x), {str(tmp_path / 'y.pt')!r})\n")
+    ok = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, cwd=tmp_path)
+    assert ok.returncode == 0, ok.stderr[-2000:]
+    assert torch.equal(torch.load(tmp_path / "y.pt"), want)
+    with pytest.raises(DyclError, match="outside the model's modules"):
+        _pickle_globals(["builtins.getattr"], set())
+    with pytest.raises(DyclError, match="not a method"):
+        bound_method(torch.nn.Linear(2, 2), "weight")
+    with pytest.raises(DyclError, match="not a method"):
+        bound_method(torch.nn.Linear(2, 2), "__class__")
