@@ -1589,6 +1589,14 @@ class Lowerer(LoopLowering, RegionLowering, ContainerLowering, FunctionLowering,
             return self._call_global(fn, args, kwargs, e)  # type: ignore[arg-type]
         if isinstance(fn, Closure):
             return self._call_closure(fn, args, kwargs, e, scope)
+        if isinstance(fn, StaticObject) and type(fn.obj) in STATELESS_MODULES:
+            qualname, fields = STATELESS_MODULES[type(fn.obj)]
+            settings = {f: Static(getattr(fn.obj, f)) for f in fields}
+            if len(args) != 1 or kwargs:
+                raise self.error(e, f"{type(fn.obj).__name__} takes one positional input")
+            if settings.pop("inplace", Static(False)).value:
+                return self._in_place_call(qualname, args, settings, e)  # type: ignore[arg-type]
+            return args[0] if qualname == "" else self.call_function(qualname, args, settings, e)
         if isinstance(fn, (ObjectRef, StaticObject)):
             target = fn.obj
             if isinstance(target, functools.partial) and all(_simple(a) for a in (*target.args, *target.keywords.values())):
@@ -1893,6 +1901,10 @@ class Lowerer(LoopLowering, RegionLowering, ContainerLowering, FunctionLowering,
         if obj in (int, float, bool) and len(args) == 1:
             return self._convert_scalar(obj, args[0], node)
         if isinstance(obj, type) and issubclass(obj, nn.Module):
+            if obj in STATELESS_MODULES and all(isinstance(a, Static) for a in (*args, *kwargs.values())):
+                # `nn.Softmax(dim=-1)(h)` (old HF BERT): a module without state, built now
+                made = obj(*(a.value for a in args), **{k: v.value for k, v in kwargs.items()})  # type: ignore[union-attr]
+                return StaticObject(made, ast.unparse(node))
             raise self.unsupported(node, "creating a module inside forward")
         if isinstance(obj, type) and issubclass(obj, BaseException):
             return self.make_exception(obj, args, kwargs, node)
@@ -1924,6 +1936,22 @@ class Lowerer(LoopLowering, RegionLowering, ContainerLowering, FunctionLowering,
         if items is None:
             raise self.unsupported(node, "enumerate/zip over a run-time value")
         return items
+
+# torch.nn modules without parameters or buffers that forward may create and call
+# (`nn.Softmax(dim=-1)(x)`): the functional call and the settings it passes on.
+_F = "torch.nn.functional."
+STATELESS_MODULES: dict[type, tuple[str, tuple[str, ...]]] = {
+    nn.Softmax: (_F + "softmax", ("dim",)), nn.LogSoftmax: (_F + "log_softmax", ("dim",)),
+    nn.Softmin: (_F + "softmin", ("dim",)), nn.ReLU: (_F + "relu", ("inplace",)),
+    nn.ReLU6: (_F + "relu6", ("inplace",)), nn.LeakyReLU: (_F + "leaky_relu", ("negative_slope", "inplace")),
+    nn.ELU: (_F + "elu", ("alpha", "inplace")), nn.GELU: (_F + "gelu", ("approximate",)),
+    nn.SiLU: (_F + "silu", ("inplace",)), nn.Mish: (_F + "mish", ("inplace",)),
+    nn.Hardswish: (_F + "hardswish", ("inplace",)), nn.Hardsigmoid: (_F + "hardsigmoid", ("inplace",)),
+    nn.Hardtanh: (_F + "hardtanh", ("min_val", "max_val", "inplace")),
+    nn.Softplus: (_F + "softplus", ("beta", "threshold")), nn.Sigmoid: ("torch.sigmoid", ()),
+    nn.Tanh: ("torch.tanh", ()), nn.Flatten: ("torch.flatten", ("start_dim", "end_dim")), nn.Identity: ("", ()),
+}
+
 
 # Methods and torch functions whose sizes `f(*size)` may also be given as one
 # sequence `f(size)` (HF's `x.view(*(x.size()[:-1] + (heads, head_dim)))`).

@@ -900,6 +900,37 @@ class AugmentedItemAssign(nn.Module):
 CASES["augmented_item_assign"] = (AugmentedItemAssign, sign_inputs())
 
 
+class ModulesMadeInForward(nn.Module):
+    """Old HF BERT's `nn.Softmax(dim=-1)(scores)`: stateless torch.nn modules created
+    and called in forward (a Python region before), one held in a name, one in place."""
+
+    def forward(self, x):
+        p = nn.Softmax(dim=-1)(x * 3)
+        act = nn.LeakyReLU(0.2)
+        y = x.clone()
+        nn.ReLU(inplace=True)(y)
+        if p.max() > 0.5:
+            return act(x) + nn.Flatten(0)(p)[:1], y
+        return nn.GELU(approximate="tanh")(x) - nn.Identity()(p), nn.Hardtanh(-0.1, 0.1)(y)
+
+
+CASES["modules_made_in_forward"] = (ModulesMadeInForward, sign_inputs() + [(torch.full((1, 4), 0.1),)])
+
+
+class GrowingTensorWhile(nn.Module):
+    """Greedy decoding's `ids = torch.cat([ids, nxt], 1)` in a loop the data ends:
+    the carried tensor grows (0, 2 or 5 steps here), so it is carried as `1x?`."""
+
+    def forward(self, x):
+        out = x[:, :1]
+        while out.abs().sum() < 3:
+            out = torch.cat([out, out[:, -1:] * 1.5 + 0.2], 1)
+        return out, out.size(1)
+
+
+CASES["growing_tensor_while"] = (GrowingTensorWhile, sign_inputs())
+
+
 def check_matches_eager(name: str, **compile_options) -> None:
     """Compile case `name` and compare it with eager on all its inputs (type and values)."""
     import dycl
