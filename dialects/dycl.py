@@ -160,14 +160,20 @@ def type_accepts(expected: Attribute, got: Attribute) -> bool:
     """`got` may flow where `expected` is declared: equal, `expected` not inferred
     yet, `expected` an opaque Python object (which any value can be), or the same
     tensor type where `expected` names fewer dimensions (a join of paths that name a
-    dimension differently keeps it unnamed: `tensor<?x8xf32>` takes `["b", ""]`)."""
+    dimension differently keeps it unnamed: `tensor<?x8xf32>` takes `["b", ""]`) or
+    has an unnamed `?` where `got` has a size."""
     if expected == got or expected == ANY or expected == PYOBJ:
         return True
     if isinstance(expected, TupleType) and isinstance(got, TupleType):
         return types_accept(expected.types.data, got.types.data)
-    return (isinstance(expected, TensorType) and isinstance(got, TensorType)
-            and expected.element_type == got.element_type and expected.get_shape() == got.get_shape()
-            and all(e in ("", g) for e, g in zip(_dim_names(expected), _dim_names(got))))
+    if not (isinstance(expected, TensorType) and isinstance(got, TensorType)
+            and expected.element_type == got.element_type and len(expected.get_shape()) == len(got.get_shape())):
+        return False
+    # A static size flows where any size (an unnamed `?`) is declared: a loop-carried
+    # tensor that grows enters the loop with its first size.
+    return all(e == g or e == DYNAMIC_INDEX and n == "" for e, g, n in zip(expected.get_shape(), got.get_shape(),
+                                                                 _dim_names(expected))) \
+        and all(e in ("", g) for e, g in zip(_dim_names(expected), _dim_names(got)))
 
 
 def _dim_names(t: TensorType) -> list[str]:

@@ -14,6 +14,7 @@ from torch.fx.experimental.symbolic_shapes import ShapeEnv
 from xdsl.context import Context
 from xdsl.dialects import arith, func
 from xdsl.dialects.builtin import (
+    DYNAMIC_INDEX,
     DenseIntOrFPElementsAttr,
     FloatAttr,
     FunctionType,
@@ -29,7 +30,7 @@ from xdsl.dialects.builtin import (
     i1,
     i64,
 )
-from xdsl.ir import Attribute, Block, Operation, SSAValue
+from xdsl.ir import Attribute, Block, BlockArgument, Operation, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.rewriter import InsertPoint, Rewriter
 
@@ -38,6 +39,7 @@ from dycl.symbols import lookup_symbol
 from dycl.dialects import dycl as d
 from dycl.frontend.values import resolve_qualname
 from dycl.models import MODEL_ATTR, check_ir_name, model_of
+from dycl import unit_sizes
 from dycl.passes.split_paths import can_split, split_paths, split_target
 from dycl.signature import Signature
 from dycl.types import SIGNATURE_ATTR, dtype_of, signature_types, type_of_value, with_dim_names
@@ -327,9 +329,10 @@ class _Inferrer:
             case d.IfOp():
                 self.run_if(op, returns)
             case d.ForOp():
-                self.run_loop(op, op.body.block, [Unknown(i64)] + [self.get(v) for v in op.iter_args], returns)
+                inits = self.as_declared(list(op.body.block.args)[1:], [self.get(v) for v in op.iter_args])
+                self.run_loop(op, op.body.block, [Unknown(i64)] + inits, returns)
             case d.WhileOp():
-                inits = [self.get(v) for v in op.iter_args]
+                inits = self.as_declared(list(op.body.block.args), [self.get(v) for v in op.iter_args])
                 self.loop_depth += 1
                 try:
                     self.run_block_with_args(op.cond_region.block, inits, returns)
@@ -418,6 +421,13 @@ class _Inferrer:
                 ta = a.type if isinstance(a, Unknown) else type_of_value(a)
                 tb = b.type if isinstance(b, Unknown) else type_of_value(b)
                 if ta != tb:
+                    widened = _widened(ta, tb)
+                    if widened is not None:
+                        # A tensor that grows (`ids = torch.cat([ids, nxt], 1)`): carried with
+                        # a dynamic size, and the loop typed again from its start.
+                        self.breaks = saved
+                        _widen_carried(op, i, widened)
+                        raise _SplitPaths
                     raise PassError(
                         f"loop-carried value #{i} changes type from {ta} to {tb} across iterations",
                         op,
@@ -426,6 +436,12 @@ class _Inferrer:
         self.breaks = saved
         for k, (r, v) in enumerate(zip(list(op.results), carried)):
             self.set(r, v, [v, *(vals[k] for vals in ends)])
+
+    def as_declared(self, args: list[BlockArgument], inits: list[Any]) -> list[Any]:
+        """A loop's initial values, each as its block argument is declared: a tensor
+        carried with a dynamic size (see `_widen_carried`) enters as any size."""
+        return [self.empty(a.type) if isinstance(a.type, TensorType) and isinstance(v, torch.Tensor)
+                and type_of_value(v) != a.type and DYNAMIC_INDEX in a.type.get_shape() else v for a, v in zip(args, inits)]
 
     def constant_value(self, op: d.ConstantOp) -> Any:
         v = op.value
@@ -466,8 +482,21 @@ class _Inferrer:
         if fn is len and args and isinstance(args[0], torch.Tensor):
             fn = _first_size  # len() must return an int; a dynamic size is a symbol
         if not any(_has_unknown(a) for a in (*args, *kwargs.values())):
+            env = self.mode.shape_env
+            values = [self.get(v) for v in op.operands]
+            if isinstance(op, d.CallMethodOp):  # (the receiver is an input too)
+                name = op.method.data
+                at_risk = unit_sizes.probes(env, lambda r, *a, **k: getattr(r, name)(*a, **k), [values[0], *args],
+                                            kwargs, unit_sizes.checked(op, values))
+            else:
+                at_risk = unit_sizes.probes(env, fn, args, kwargs, unit_sizes.checked(op, values))
+            before = (env.num_deferred_runtime_asserts, len(env.replacements))
             with self.mode:
-                return _run_torch(op, fn, args, kwargs)
+                result = _run_torch(op, fn, args, kwargs)
+            if at_risk and (env.num_deferred_runtime_asserts, len(env.replacements)) == before:
+                # (where the op related sizes, `Eq(u0, u1)`, the run time checks it: no split)
+                self._split_on_unit(op, values, [p for p in at_risk if unit_sizes.sensitive(p, result)])
+            return result
         # A run-time scalar argument: the result type must not depend on its value.
         results = self._on_stand_ins(op, fn, args, kwargs)
         t0, t1 = type_of_value(results[0]), type_of_value(results[1])
@@ -481,6 +510,19 @@ class _Inferrer:
             return Unknown(t0, picks=(results[0], results[1]))
         return results[0]
 
+
+    def _split_on_unit(self, op: Operation, values: list[Any], found: list[unit_sizes.Probe]) -> None:
+        """`op`'s result differs at a size of 1 (`x[mask].squeeze(0)` with one row
+        kept): the path splits on that size, each copy typed for its sizes."""
+        for p in found:
+            where = unit_sizes.operand_with(op, values, p.symbol)
+            if where is None:
+                continue
+            if self.loop_depth or not can_split(op):
+                raise PassError(f"'{_op_label(op)}' gives another shape where a run-time size is 1, and the code "
+                                "after it cannot be copied for that case (a loop body)", op)
+            unit_sizes.split_on_unit(op, *where)
+            raise _SplitPaths
 
     def _on_stand_ins(self, op: Operation, fn: Any, args: list[Any], kwargs: dict[str, Any]) -> list[Any]:
         """The op's results for two stand-in values of its run-time scalars. A
@@ -557,6 +599,32 @@ def run_region(inferrer: _Inferrer, op: d.PyRegionOp) -> list[Any]:
             return [Unknown(d.PYOBJ)]  # it ends the function: nothing compiled uses it
         raise PassError(f"cannot infer what the fallback region at {op.loc.data} returns "
                         f"({type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''})", op) from None
+
+
+def _widened(a: Attribute, b: Attribute) -> TensorType | None:
+    """`a` with the dimensions where `b` differs dynamic (`?`), for two tensor types
+    of one rank and dtype; None otherwise."""
+    if not (isinstance(a, TensorType) and isinstance(b, TensorType) and a.element_type == b.element_type
+            and len(a.get_shape()) == len(b.get_shape())):
+        return None
+    return TensorType(a.element_type, [x if x == y else DYNAMIC_INDEX for x, y in zip(a.get_shape(), b.get_shape())])
+
+
+def _widen_carried(op: Operation, i: int, t: TensorType) -> None:
+    """Carry loop value #i as `t`: its block arguments and the loop's result, and
+    every tensor typed inside the loop is inferred again."""
+    skip = 1 if isinstance(op, d.ForOp) else 0
+    for region in op.regions:
+        block = region.block
+        if len(block.args) > i + skip:
+            Rewriter.replace_value_with_new_type(block.args[i + skip], t)
+    Rewriter.replace_value_with_new_type(op.results[i], t)
+    for inner in op.walk():
+        if inner is op:
+            continue
+        for r in list(inner.results):
+            if isinstance(r.type, (TensorType, TupleType)):
+                Rewriter.replace_value_with_new_type(r, d.ANY)
 
 
 class _SplitPaths(Exception):
@@ -670,7 +738,12 @@ class ShapeInferencePass(ModulePass):
     dtype, or a dynamic dimension (`?`) where a size depends on the data (the op
     that first computes such a size is marked `dycl.data_dependent_shape`); function result types are updated. Ops are run on fake tensors, so no
     real compute happens. An op that fails on its inferred inputs is reported with
-    its source location. Loop-carried values must keep their type (unroll first).
+    its source location. Loop-carried values must keep their rank and dtype
+    (unroll first); a size that changes across iterations (a tensor grown by
+    `torch.cat`) is carried as a dynamic dimension.
+    An op whose result differs where a dynamic size is 1 (`x[mask].squeeze(0)`:
+    torch's symbolic sizes assume it is not) splits the path on `size == 1`
+    (`dycl/unit_sizes.py`): one copy sees a static 1, the other any other size.
     """
 
     name = "shape-inference"

@@ -140,3 +140,45 @@ def test_a_size_in_the_range_the_build_does_not_hold_for(tmp_path):
                 loaded(x)
         else:
             assert torch.equal(loaded(x), model(x)), (b, t)
+
+
+class SqueezeKept(torch.nn.Module):
+    """Detection-style: the boxes a score threshold kept, one box made 1-d."""
+
+    def forward(self, boxes, scores):
+        y = boxes[scores > 0.5].squeeze(0)
+        if y.dim() == 1:
+            return y.unsqueeze(0) * 10, y.dim()
+        return y, y.dim()
+
+
+class SqueezeAll(torch.nn.Module):
+    def forward(self, x):
+        y = x.squeeze()
+        if y.dim() == 0:
+            y = y.unsqueeze(0) - 1
+        return y * 2, y.dim()
+
+
+@pytest.mark.parametrize("backend", ["onnxruntime", "tvm"])
+def test_a_run_time_size_of_one_takes_its_own_path(backend):
+    """`x[mask].squeeze(0)` is typed `?x4` (torch's symbolic sizes assume a size
+    symbol is not 1), so `y.dim()` folded to 2 and a mask keeping one box took the
+    other branch: wrong values, shape and dim, silently (probe N). The path now
+    splits on `size == 1`; the same for a signature's `n` and dynamic=True."""
+    torch.manual_seed(0)
+    boxes = torch.randn(8, 4)
+    model = SqueezeKept()
+    cm = dycl.compile(model, [boxes, torch.tensor([.9, .9, .9, 0, 0, 0, 0, 0])], backend=backend)
+    for kept in ([2], [0, 5], [], [1, 2, 3, 4, 5, 6, 7, 0]):
+        scores = torch.zeros(8)
+        scores[kept] = 0.9
+        want, got = model(boxes, scores), cm(boxes, scores)
+        assert got[1] == want[1] and torch.equal(got[0], want[0]), kept
+    model = SqueezeAll()
+    for how in (dict(signature="n x 1 x f32", dims=["n=1..64"]), dict(dynamic=True)):
+        cm = dycl.compile(model, [torch.randn(5, 1)], backend=backend, **how)
+        for n in (5, 1, 3, 1):
+            x = torch.randn(n, 1)
+            want, got = model(x), cm(x)
+            assert got[1] == want[1] and got[0].shape == want[0].shape and torch.equal(got[0], want[0]), (how, n)
