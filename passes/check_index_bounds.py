@@ -18,6 +18,7 @@ predicate read per sub-DNN, not a cut.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 import torch
@@ -26,6 +27,7 @@ from xdsl.context import Context
 from xdsl.dialects import arith
 from xdsl.dialects.builtin import (
     DenseIntOrFPElementsAttr,
+    FloatAttr,
     IntegerAttr,
     IntegerType,
     ModuleOp,
@@ -33,6 +35,7 @@ from xdsl.dialects.builtin import (
     StringAttr,
     TensorType,
     UnitAttr,
+    f64,
     i1,
     i64,
 )
@@ -43,6 +46,7 @@ from xdsl.rewriter import InsertPoint, Rewriter
 from dycl.classify import TENSOR, classify
 from dycl.dialects import dycl as d
 from dycl.models import model_of
+from dycl.types import dtype_of
 
 BOUNDS_CHECK_ATTR = "dycl.bounds_check"
 
@@ -66,7 +70,6 @@ _DIM_INDEX_OPS = {
 }
 # Reductions without an identity: eager raises on an empty input, kernels give NaN.
 _NO_IDENTITY = frozenset({"max", "min", "argmax", "argmin", "amax", "amin"})
-_EMPTY = ("builtins.RuntimeError", "{name}(): cannot reduce an empty tensor (input.numel() == 0)")
 # Integer division and remainder: eager raises for a zero divisor, kernels trap (SIGFPE).
 _DIVISIONS = frozenset({"_operator.mod", "_operator.floordiv", "torch.remainder", "torch.fmod", "torch.floor_divide",
                         "remainder", "fmod", "floor_divide", "__mod__", "__floordiv__"})
@@ -192,7 +195,7 @@ def _sites(op: Operation, model: nn.Module) -> list[_Site]:
         return [_Site(op, k, 0, n, 0, _ONE_HOT)] if n is not None and n > 0 else []
     if base in _NO_IDENTITY and isinstance(op.args[0].type, TensorType) and (
             name == base) == isinstance(op, d.CallMethodOp) and _may_be_empty(op):
-        return [_Site(op, 0, 0, 0, 0, (_EMPTY[0], _EMPTY[1].replace("{name}", base)), nonempty=True)]
+        return [_Site(op, 0, 0, 0, 0, _empty_reduction(op, base), nonempty=True)]
     if name in _DIVISIONS and len(op.args) == 2 and _int_tensor(op.args[0]) and (
             _int_tensor(op.args[1]) or op.args[1].type == i64 and _int_constant(op.args[1]) is None):
         return [_Site(op, 1, 0, 0, 0, _DIVIDE, nonzero=True)]
@@ -208,6 +211,23 @@ def _sites(op: Operation, model: nn.Module) -> list[_Site]:
         # a start in -n..n-length (wrapped as eager wraps it) keeps the slice inside the dim
         return [_Site(op, 2, 0, n - length + 1, dim, _NARROW, wrap=n)]
     return []
+
+
+def _empty_reduction(op: Operation, name: str) -> tuple[str, str]:
+    """What eager raises for `name` over an empty input: IndexError naming the dim
+    (max/min/argmax/argmin normalise it, amax/amin do not); without a dim, a
+    RuntimeError (an IndexError for argmax/argmin)."""
+    dim_at = _arg(op, 1, "dim")
+    if dim_at is None:
+        arg = name in ("argmax", "argmin")
+        return ("builtins.IndexError" if arg else "builtins.RuntimeError",
+                f"{name}(): Expected reduction dim to be specified for input.numel() == 0."
+                + ("" if arg else " Specify the reduction dim with the 'dim' argument."))
+    dim = _int_constant(op.args[dim_at])
+    assert dim is not None  # (_may_be_empty)
+    if name not in ("amax", "amin") and dim < 0:
+        dim += len(op.args[0].type.get_shape())  # type: ignore[attr-defined]
+    return "builtins.IndexError", f"{name}(): Expected reduction dim {dim} to have non-zero size."
 
 
 def _may_be_empty(op: Operation) -> bool:
@@ -342,8 +362,12 @@ def _guard(site: _Site, model_op: Operation) -> None:
     if site.nonempty:
         ones = emit(d.CallFunctionOp("torch.ones_like", [idx], result_type=t))
         ok = emit(d.CallMethodOp("any", [ones], result_type=TensorType(i1, [])))
-        Rewriter.insert_op(ops, InsertPoint.before(site.op))
-        _raise_unless(site, ok, model_op)
+        padded = _padded_for_reduction(site, idx, t, emit)
+        if padded is None:
+            Rewriter.insert_op(ops, InsertPoint.before(site.op))
+            _raise_unless(site, ok, model_op)
+        else:
+            _finish(site, ops, padded, ok, model_op)
         return
     if site.nonzero:
         zero = emit(arith.ConstantOp(IntegerAttr(0, i64)))
@@ -439,6 +463,35 @@ def _guard_host_divisor(site: _Site, n: SSAValue, model_op: Operation) -> None:
     _raise_unless(site, ok.result, model_op)
 
 
+def _padded_for_reduction(site: _Site, x: SSAValue, t: TensorType, emit: Any) -> SSAValue | None:
+    """`x` with one more row of the reduction's identity-like value (-inf for a max,
+    +inf for a min) along its dynamic dim: a kernel never reduces nothing (ONNX
+    Runtime's ArgMax raises its own error on an empty input, before the host's
+    check could raise eager's); with rows, the result is unchanged (the extra
+    row comes last, so it never wins a tie). None where it would move an index
+    (argmax without a dim over a later dim) or for bool."""
+    op = site.op
+    name = op.method.data if isinstance(op, d.CallMethodOp) else op.target.data.rpartition(".")[2]
+    shape = t.get_shape()
+    dyn = next(k for k, n in enumerate(shape) if n < 0)
+    dtype = dtype_of(t.element_type)
+    if dtype == torch.bool or name in ("argmax", "argmin") and dyn != 0 and _arg(op, 1, "dim") is None:
+        return None
+    low = name in ("max", "argmax", "amax")
+    if dtype.is_floating_point:
+        fill = emit(arith.ConstantOp(FloatAttr(float("-inf") if low else float("inf"), f64)))
+    else:
+        info = torch.iinfo(dtype)
+        fill = emit(arith.ConstantOp(IntegerAttr(info.min if low else info.max, i64)))
+    sizes = [emit(arith.ConstantOp(IntegerAttr(1 if k == dyn else n, i64))) for k, n in enumerate(shape)]
+    size = emit(d.MakeTupleOp(sizes))
+    pad_type = TensorType(t.element_type, [1 if k == dyn else n for k, n in enumerate(shape)])
+    pad = emit(d.CallMethodOp("new_full", [x, size, fill], result_type=pad_type))
+    both = emit(d.MakeTupleOp([x, pad], is_list=True))
+    axis = emit(arith.ConstantOp(IntegerAttr(dyn, i64)))
+    return emit(d.CallFunctionOp("torch.cat", [both, axis], result_type=t))
+
+
 def _finish(site: _Site, ops: list[Operation], safe: SSAValue, ok: SSAValue, model_op: Operation) -> None:
     """Insert the check's tensor ops before the guarded op, which takes `safe`, and
     the host's raise (when `ok` is false) after `model_op`."""
@@ -487,8 +540,10 @@ class CheckIndexBoundsPass(ModulePass):
     in the tensor code (`h.shape[0]`), for index tensors and for host ints (made a
     0-d index tensor there); a host int narrowing such a dim is not checked.
     Negative `repeat_interleave` counts raise eager's RuntimeError (the kernel gets
-    them clamped at 0). Each check is a
-    `dycl.if` marked `dycl.bounds_check` right after the op.
+    them clamped at 0). A max/min/argmax/argmin/amax/amin over a `?` dim raises
+    eager's IndexError/RuntimeError when it is empty; its kernel reduces one more
+    element of -inf/+inf (last, so never chosen), never an empty input. Each check
+    is a `dycl.if` marked `dycl.bounds_check` right after the op.
     """
 
     name = "check-index-bounds"

@@ -227,3 +227,39 @@ def test_indices_into_rows_known_only_at_run_time(op, backend):
         got = cm(ROWS, ids)
         assert all(torch.allclose(g, w) for g, w in zip(got, want)) if isinstance(want, tuple) else \
             torch.allclose(got, want), (op, ids)
+
+
+class ReduceKept(nn.Module):
+    """Reductions without an identity over the rows a mask kept (detection heads)."""
+
+    def forward(self, x, s, ids):
+        sel = x[s > 0.5]
+        best = sel.max(0)
+        kept = ids[s > 0.5]
+        return best.values, best.indices, sel.argmin(-2), sel.amax(0), sel.min(), kept.max(0).values, sel.argmax()
+
+
+@pytest.mark.parametrize("backend", ["onnxruntime", "tvm"])
+def test_reductions_over_no_rows_raise_eagers_error(backend):
+    """Nothing kept: eager raises IndexError (a dim given) or RuntimeError (none);
+    ONNX Runtime's ArgMax raised its own RuntimeError first (probe N). The kernel now
+    reduces one more row of -inf/+inf (never chosen) and the host raises eager's
+    error; results with rows, NaN and ties included, are eager's."""
+    torch.manual_seed(0)
+    model = ReduceKept()
+    x, ids = torch.randn(6, 3), torch.randint(-5, 5, (6,))
+    cm = dycl.compile(model, [x, torch.tensor([.9, 0, .9, 0, 0, .9]), ids], backend=backend)
+    nan_row = x.clone()
+    nan_row[2, 1] = float("nan")
+    ties = torch.full((6, 3), -float("inf"))
+    for xs, s in [(x, [.9, 0, .9, 0, 0, .9]), (x, [0, 0, 0, 0, .9, 0]), (nan_row, [.9, .9, .9, 0, 0, 0]),
+                  (ties, [0, .9, .9, 0, 0, 0]), (x, [.9] * 6)]:
+        inputs = (xs, torch.tensor(s), ids)
+        want, got = model(*inputs), cm(*inputs)
+        for w, g in zip(want, got):
+            assert torch.equal(w, g) or torch.allclose(w, g, equal_nan=True), (s, w, g)
+    empty = (x, torch.zeros(6), ids)
+    with pytest.raises(IndexError, match=r"max\(\): Expected reduction dim 0 to have non-zero size"):
+        model(*empty)
+    with pytest.raises(IndexError, match=r"max\(\): Expected reduction dim 0 to have non-zero size"):
+        cm(*empty)
