@@ -196,14 +196,16 @@ def type_region(op: d.PyRegionOp, model: nn.Module, mode: Any, args: list[Any],
             out = fn(model, *[_real(a, placeholder, unknown) for a in args])
             real = True
         values = [out] if op.tail is not None else list(out)
-    varying: list[Any] = [None] * len(values)
-    if real or any(isinstance(a, unknown) for a in args):
-        # Sizes may follow values the compile does not know: tensor data its code read
-        # (`x[:, :int(x.sum())]`, a loop that stops on a condition) or a host number
-        # (`x[:, :n]`). Run once more on other stand-ins; a size that differs is known
-        # only at run time (`?`), not the first run's.
-        other = other_placeholder or placeholder
-        with protected(model, user_globals):
+        varying: list[Any] = [None] * len(values)
+        stateful = any(_holds_state(a) for a in args)
+        if real or stateful or any(isinstance(a, unknown) for a in args):
+            # Sizes may follow values the compile does not know: tensor data its code read
+            # (`x[:, :int(x.sum())]`, a loop that stops on a condition), a host number
+            # (`x[:, :n]`) or a Python object the region updates (a KV cache grown on
+            # each call, in each unrolled iteration). Run once more, on other stand-ins
+            # and after the first run's updates; a size that differs is known only at
+            # run time (`?`), not the first run's.
+            other = other_placeholder or placeholder
             try:
                 if real:
                     again = fn(model, *[_real(a, other, unknown, other=True) for a in args])
@@ -213,9 +215,15 @@ def type_region(op: d.PyRegionOp, model: nn.Module, mode: Any, args: list[Any],
                 again = [again] if op.tail is not None else list(again)
             except Exception:  # noqa: BLE001 (other values it refuses: the first run's sizes)
                 again = values
-        varying = [_varying_dims(v, w) for v, w in zip(values, again)]
+            varying = [_varying_dims(v, w) for v, w in zip(values, again)]
     with mode:
         return [_abstract(v, mode, unknown, dims) for v, dims in zip(values, varying)]
+
+
+def _holds_state(v: Any) -> bool:
+    """A Python object a region may update (not a tensor, number, string or None)."""
+    return not isinstance(v, (torch.Tensor, int, float, bool, str, bytes, type(None), torch.dtype, torch.device)) \
+        and not callable(v)
 
 
 def _varying_dims(a: Any, b: Any) -> Any:

@@ -17,7 +17,7 @@ predicate read per sub-DNN, not a cut.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
@@ -59,6 +59,8 @@ _ONE_HOT = ("builtins.RuntimeError", "Class values must be non-negative and smal
 _DIVIDE = ("builtins.RuntimeError", "ZeroDivisionError")
 _NEGATIVE_POWER = ("builtins.RuntimeError", "Integers to negative integer powers are not allowed.")
 _NARROW = ("builtins.RuntimeError", "start + length exceeds dimension size ({size}).")
+_NARROW_START = ("builtins.IndexError", "start out of range (expected to be in range of [-n, n] for the dimension "
+                                        "size n = {size})")
 _REPEATS = ("builtins.RuntimeError", "repeats can not be negative")
 
 # Ops taking (input, dim, index, ...), by what eager raises for a bad index.
@@ -210,6 +212,13 @@ def _sites(op: Operation, model: nn.Module) -> list[_Site]:
             and 0 <= length <= n:
         # a start in -n..n-length (wrapped as eager wraps it) keeps the slice inside the dim
         return [_Site(op, 2, 0, n - length + 1, dim, _NARROW, wrap=n)]
+    if base == "narrow" and (name == base) == isinstance(op, d.CallMethodOp) and len(op.args) == 4 and \
+            _host_int(op.args[2]) and (dim := _int_constant(op.args[1])) is not None and \
+            (length := _int_constant(op.args[3])) is not None and length >= 0 and \
+            isinstance(op.args[0].type, TensorType) and -len(shape := op.args[0].type.get_shape()) <= dim < len(shape) \
+            and shape[dim] < 0:
+        # a `?` dim: `-n <= start <= n - length`, n read in the tensor code
+        return [_Site(op, 2, 0, length, dim % len(shape), _NARROW, sized=op.args[0])]
     return []
 
 
@@ -348,6 +357,9 @@ def _guard(site: _Site, model_op: Operation) -> None:
         ops.append(o)
         return o.results[0]
 
+    if t == i64 and site.sized is not None and site.error is _NARROW:
+        _guard_sized_narrow(site, idx, emit, ops, model_op)
+        return
     if t == i64 and site.sized is not None:
         # A host int into a dim whose size only the tensor code knows: checked there,
         # as a 0-d index tensor (which indexes as the int does).
@@ -411,6 +423,52 @@ def _guard(site: _Site, model_op: Operation) -> None:
     # never read out of range, nor see a negative index (TVM's take does not wrap).
     safe = emit(d.CallFunctionOp("torch.remainder", [idx, size], result_type=t))
     _finish(site, ops, safe, ok, model_op)
+
+
+def _guard_sized_narrow(site: _Site, start: SSAValue, emit: Any, ops: list[Operation], model_op: Operation) -> None:
+    """`h.narrow(dim, start, length)` of a host int start on a dim only the tensor
+    code knows (`site.size` is the length): `-n <= start <= n - length` checked
+    there; the kernels' slice clamps, so the op itself reads nothing out of range."""
+    scalar = TensorType(i1, [])
+    start_t = emit(d.CallFunctionOp("torch.as_tensor", [start], result_type=TensorType(i64, [])))
+    shape = emit(d.CallFunctionOp("builtins.getattr", [site.sized, emit(d.ConstantOp(StringAttr("shape"), d.PYOBJ))],
+                                  result_type=d.PYOBJ))
+    n = emit(d.CallFunctionOp("_operator.getitem", [shape, emit(arith.ConstantOp(IntegerAttr(site.dim, i64)))],
+                              result_type=i64))
+    lo = emit(d.CallFunctionOp("_operator.neg", [n], result_type=i64))
+    ge = emit(d.CallFunctionOp("_operator.ge", [start_t, lo], result_type=scalar))
+    le = emit(d.CallFunctionOp("_operator.le", [start_t, n], result_type=scalar))
+    in_range = emit(d.CallFunctionOp("_operator.and_", [ge, le], result_type=scalar))
+    # as eager: a negative start counts from the end, then start + length <= n
+    zero = emit(arith.ConstantOp(IntegerAttr(0, i64)))
+    wrapped = emit(d.CallFunctionOp("torch.where", [emit(d.CallFunctionOp("_operator.lt", [start_t, zero],
+                                                                          result_type=scalar)),
+                                                    emit(d.CallFunctionOp("_operator.add", [start_t, n],
+                                                                          result_type=TensorType(i64, []))),
+                                                    start_t], result_type=TensorType(i64, [])))
+    end = emit(d.CallFunctionOp("_operator.add", [wrapped, emit(arith.ConstantOp(IntegerAttr(site.size, i64)))],
+                                result_type=TensorType(i64, [])))
+    fits = emit(d.CallFunctionOp("_operator.le", [end, n], result_type=scalar))
+    # The kernels slice `start:start + length` without wrapping a negative start
+    # (narrow(0, -2, 2) gave no rows): the rows are gathered at the wrapped start
+    # (in range whatever the start: the host raises for a bad one).
+    op = site.op
+    length = site.size
+    rows_type = TensorType(i64, [length])
+    rows = emit(d.CallFunctionOp("_operator.add", [
+        emit(d.CallFunctionOp("torch.arange", [emit(arith.ConstantOp(IntegerAttr(length, i64)))],
+                              result_type=rows_type)), wrapped], result_type=rows_type))
+    at_least_one = emit(d.CallFunctionOp("builtins.max", [n, emit(arith.ConstantOp(IntegerAttr(1, i64)))],
+                                         result_type=i64))
+    rows = emit(d.CallFunctionOp("torch.remainder", [rows, at_least_one], result_type=rows_type))
+    gathered = emit(d.CallMethodOp("index_select", [site.sized, op.operands[1], rows], result_type=op.results[0].type))
+    Rewriter.insert_op(ops, InsertPoint.before(op))
+    _raise_unless(site, fits, model_op)
+    # (inserted after it, so checked first, as eager checks the start first)
+    _raise_unless(replace(site, error=_NARROW_START), in_range, model_op)
+    op.results[0].replace_all_uses_with(gathered)
+    op.detach()
+    op.erase()
 
 
 def _subscript(site: _Site) -> bool:
@@ -538,7 +596,9 @@ class CheckIndexBoundsPass(ModulePass):
     reshapes of those are) reads only in-range entries, and the call raises where
     eager raises. A size known only at run time (`?`, rows a mask selected) is read
     in the tensor code (`h.shape[0]`), for index tensors and for host ints (made a
-    0-d index tensor there); a host int narrowing such a dim is not checked.
+    0-d index tensor there); a host int narrowing such a dim is checked there
+    (eager's IndexError/RuntimeError) and the rows are gathered (`index_select`)
+    at the start wrapped as eager wraps it.
     Negative `repeat_interleave` counts raise eager's RuntimeError (the kernel gets
     them clamped at 0). A max/min/argmax/argmin/amax/amin over a `?` dim raises
     eager's IndexError/RuntimeError when it is empty; its kernel reduces one more

@@ -675,3 +675,53 @@ def test_a_region_whose_result_size_follows_a_host_number(model):
     for v in (0.05, 0.25, 0.45, -1.0):
         x = torch.full((2, 5), v)
         assert torch.equal(cm(x), model(x)), v
+
+
+class _GrowingCache:
+    def __init__(self):
+        self.keys = []
+
+    def update(self, k, layer):
+        if len(self.keys) <= layer:
+            self.keys.append(k)
+        else:
+            self.keys[layer] = torch.cat([self.keys[layer], k], dim=-2)
+        return self.keys[layer]
+
+
+class _CachedLayer(torch.nn.Module):
+    def forward(self, y, cache):
+        k = cache.update(y, 0)
+        return k.sum(-2, keepdim=True) / k.shape[-2]
+
+
+class CacheInWhile(torch.nn.Module):
+    """HF-style cache object updated in a region, in each iteration of a loop that
+    may stop early: the region's result grows (1x3, 1x6, 1x9 rows)."""
+
+    def __init__(self):
+        super().__init__()
+        self.layer = _CachedLayer()
+
+    def forward(self, x):
+        cache = _GrowingCache()
+        y, step = x, 0
+        while step < 3:
+            y = y + self.layer(y, cache)
+            step += 1
+            if y.sum() > 20:
+                break
+        return y, step
+
+
+def test_a_region_result_that_grows_with_an_object_it_updates():
+    """Typed once per copy, each unrolled copy of the region saw the cache empty and
+    was compiled for 3 rows; the second iteration returned 6 and every call raised
+    (probe J). The region now runs twice when typed, the second time after the first's
+    updates: the rows are a run-time size."""
+    model = CacheInWhile()
+    cm = dycl.compile(model, [torch.randn(1, 3, 4)], backend="torch")
+    for scale in (0.1, 1.0, 3.0, 10.0):
+        x = torch.randn(1, 3, 4) * scale
+        want, got = model(x), cm(x)
+        assert got[1] == want[1] and torch.allclose(got[0], want[0]), scale

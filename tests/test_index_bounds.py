@@ -263,3 +263,35 @@ def test_reductions_over_no_rows_raise_eagers_error(backend):
         model(*empty)
     with pytest.raises(IndexError, match=r"max\(\): Expected reduction dim 0 to have non-zero size"):
         cm(*empty)
+
+
+class NarrowKept(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.lin = nn.Linear(4, 4)
+
+    def forward(self, x, ids):
+        h = self.lin(x[x[:, 0] > 0])  # the rows a mask kept: a size only the run time knows
+        return h.narrow(0, ids[0].item(), 2)
+
+
+@pytest.mark.parametrize("backend", ["onnxruntime", "tvm"])
+def test_narrow_of_rows_known_only_at_run_time(backend):
+    """A host-int start narrowing a `?` dim: eager raises IndexError for a start
+    outside [-n, n] and RuntimeError where start + length passes the end; the
+    compiled model returned fewer rows, silently (probe K)."""
+    torch.manual_seed(0)
+    model = NarrowKept()
+    x = torch.randn(8, 4)
+    x[:, 0] = x[:, 0].abs()
+    x[5:, 0] *= -1  # 5 rows kept
+    cm = dycl.compile(model, [x, torch.tensor([1, 0])], backend=backend)
+    for start in (0, 3, -2, -5):
+        ids = torch.tensor([start, 0])
+        assert torch.allclose(cm(x, ids), model(x, ids)), start
+    for start, error in ((4, RuntimeError), (5, RuntimeError), (6, IndexError), (-6, IndexError)):
+        ids = torch.tensor([start, 0])
+        with pytest.raises(error):
+            model(x, ids)
+        with pytest.raises(error):
+            cm(x, ids)

@@ -40,3 +40,24 @@ func.func @forward(%h: tensor<?x4xf32>, %ids: tensor<2xi64>, %x: tensor<3xf32>, 
   %rep = dycl.call_function "torch.repeat_interleave"(%x, %reps) : (tensor<3xf32>, tensor<3xi64>) -> tensor<?xf32>
   func.return %rows : tensor<2x4xf32>
 }
+
+// narrow of a `?` dim at a host int start: eager's two checks (IndexError for a
+// start outside [-n, n], checked first; RuntimeError past the end), and the rows
+// gathered at the start wrapped as eager wraps it (a slice from -2 of length 2 gave
+// no rows).
+// CHECK-LABEL: func.func @narrowed
+// CHECK:         %[[START:.*]] = dycl.call_function "torch.as_tensor"(%s) : (i64) -> tensor<i64>
+// CHECK:         %[[WRAPPED:.*]] = dycl.call_function "torch.where"
+// CHECK:         %[[ROWS:.*]] = dycl.call_function "torch.arange"
+// CHECK:         %[[AT:.*]] = dycl.call_function "_operator.add"(%[[ROWS]], %[[WRAPPED]]) : (tensor<2xi64>, tensor<i64>) -> tensor<2xi64>
+// CHECK:         %[[SAFE:.*]] = dycl.call_function "torch.remainder"(%[[AT]], %{{.*}}) : (tensor<2xi64>, i64) -> tensor<2xi64>
+// CHECK-NEXT:    %{{.*}} = dycl.call_method "index_select"(%h, %{{.*}}, %[[SAFE]]) : (tensor<?x4xf32>, i64, tensor<2xi64>) -> tensor<2x4xf32>
+// CHECK-NOT:     "narrow"
+// CHECK:         dycl.raise "builtins.IndexError"
+// CHECK:         dycl.raise "builtins.RuntimeError"
+func.func @narrowed(%h: tensor<?x4xf32>, %s: i64) -> tensor<2x4xf32> {
+  %z = arith.constant 0 : i64
+  %two = arith.constant 2 : i64
+  %n = dycl.call_method "narrow"(%h, %z, %s, %two) : (tensor<?x4xf32>, i64, i64, i64) -> tensor<2x4xf32>
+  dycl.return %n : tensor<2x4xf32>
+}
