@@ -95,6 +95,9 @@ def _checked(backend: str, spec: SubgraphSpec, out_dir: Path, file: str, target:
         BuildCache.verify(backend, spec, out_dir, file, target)
     except BuildMismatch as e:
         return f"error:{e.message}"
+    except Exception as e:  # noqa: BLE001 (built, but its runtime cannot load or run it: the chain goes on)
+        return f"error:it was built but cannot be loaded or run: {type(e).__name__}: " \
+               f"{str(e).splitlines()[0] if str(e) else ''}"
     return file
 
 

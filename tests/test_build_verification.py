@@ -163,3 +163,22 @@ def test_a_build_no_probe_can_check_is_not_used():
     for b in (1, 3, 5):
         x = torch.arange(b * 8, dtype=torch.float32).reshape(b, 8)
         assert torch.equal(cm(x), model(x))
+
+
+class EmptyCacheStart(torch.nn.Module):
+    """A KV cache started empty (`torch.zeros(b, 0, d)`), then grown."""
+
+    def forward(self, x):
+        c = torch.zeros(x.shape[0], 0, 4)
+        return torch.cat([c, x], 1) * 2
+
+
+def test_a_build_its_runtime_cannot_load_goes_down_the_chain():
+    """TVM builds the sub-DNN, but its 0-size constant cannot be loaded ("Invalid
+    DLTensor file format"): that error escaped the backend chain and all of forward
+    ran as Python (with fallback="error", a raw TVM InternalError; probe O)."""
+    model = EmptyCacheStart()
+    x = torch.randn(2, 3, 4)
+    cm = dycl.compile(model, [x], backend="tvm", fallback="error")
+    assert torch.equal(cm(x), model(x))
+    assert any("cannot be loaded or run" in note for note in cm.report.fallbacks)
