@@ -592,8 +592,11 @@ def run_region(inferrer: _Inferrer, op: d.PyRegionOp) -> list[Any]:
         return [Unknown(d.PYOBJ) for _ in op.res]
     args = [inferrer.get(v) for v in op.args]
     try:
-        return type_region(op, inferrer.model, inferrer.mode, args, lambda u: _PLACEHOLDERS[u.type][0], Unknown,
-                           lambda u: _PLACEHOLDERS[u.type][1])
+        # (a Python object only the run time has, e.g. the value a region of an earlier
+        # iteration assigned, which this one overwrites: None stands in)
+        return type_region(op, inferrer.model, inferrer.mode, args,
+                           lambda u: _PLACEHOLDERS.get(u.type, (None, None))[0], Unknown,
+                           lambda u: _PLACEHOLDERS.get(u.type, (None, None))[1])
     except Exception as e:  # the user's code failed on stand-in values
         if op.tail is not None:
             return [Unknown(d.PYOBJ)]  # it ends the function: nothing compiled uses it

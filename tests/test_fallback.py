@@ -725,3 +725,33 @@ def test_a_region_result_that_grows_with_an_object_it_updates():
         x = torch.randn(1, 3, 4) * scale
         want, got = model(x), cm(x)
         assert got[1] == want[1] and torch.allclose(got[0], want[0]), scale
+
+
+class NumpyTestedBlocks(torch.nn.Module):
+    """BlockDrop's host test `if (action > 0.5).data.cpu().numpy().any():` per block."""
+
+    def __init__(self):
+        super().__init__()
+        self.policy = torch.nn.Linear(8, 3)
+        self.blocks = torch.nn.ModuleList(torch.nn.Linear(8, 8) for _ in range(3))
+
+    def forward(self, x):
+        policy = (torch.sigmoid(self.policy(x)) > 0.5).float()
+        for t, block in enumerate(self.blocks):
+            action = policy[:, t]
+            if (action > 0.5).data.cpu().numpy().any():
+                x = x + action.view(-1, 1) * torch.relu(block(x))
+        return x
+
+
+def test_a_test_compiled_code_cannot_take_runs_alone_as_python():
+    """A failure in an `if` test sent the whole statement (and, in a loop, the loop to
+    the end of forward) to Python (probe M); the test alone runs as Python now, its
+    numpy bool decides the branch on the host, the blocks stay compiled."""
+    torch.manual_seed(0)
+    model = NumpyTestedBlocks()
+    cm = dycl.compile(model, [torch.randn(2, 8)], backend="torch")
+    assert {f["construct"] for f in cm.fallbacks} == {"assignment"}
+    for scale in (0.1, 1.0, 3.0, 10.0, -10.0):
+        x = torch.randn(2, 8) * scale
+        assert torch.allclose(cm(x), model(x)), scale

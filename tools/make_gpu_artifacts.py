@@ -1,6 +1,9 @@
 """Build CUDA artifacts of zoo models here (no GPU needed) for tools/gpu_check.py.
 
-    python tools/make_gpu_artifacts.py OUT_ROOT [--arch sm_90] example [example ...]
+    python tools/make_gpu_artifacts.py OUT_ROOT [--arch sm_90] [--dynamic 1,2,3,8] example [example ...]
+
+With --dynamic, each model is compiled once with dynamic=True (the batch dimension
+symbolic) and its reference holds every path at each of those batch sizes.
 """
 
 from __future__ import annotations
@@ -21,17 +24,34 @@ def main() -> None:
     ap.add_argument("examples", nargs="+")
     ap.add_argument("--arch", default="sm_90")
     ap.add_argument("-j", "--jobs", type=int, default=1)
+    ap.add_argument("--dynamic", type=lambda v: [int(b) for b in v.split(",")], default=None,
+                    help="batch sizes: compile with dynamic=True, check at each of them")
     args = ap.parse_args()
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "examples"))
     for name in args.examples:
         mod = importlib.import_module(name)
         model = mod.make_model()
         out = Path(args.root) / name
-        dycl.compile(model, mod.example_inputs(), target="cuda", arch=args.arch, out_dir=out, jobs=args.jobs)
+        dycl.compile(model, mod.example_inputs(), target="cuda", arch=args.arch, out_dir=out, jobs=args.jobs,
+                     dynamic=args.dynamic is not None)
         with torch.no_grad():
-            paths = {k: (list(x), model(*x)) for k, x in mod.branch_inputs().items()}
+            paths = {k: (list(x), model(*x)) for k, x in mod.branch_inputs().items()} if args.dynamic is None \
+                else _batched(model, mod.branch_inputs(), args.dynamic)
         torch.save({"example": name, "paths": paths}, out / "reference.pt")
         print(f"built {out} ({len(paths)} paths)")
+
+
+def _batched(model: torch.nn.Module, paths: dict, batches: list[int]) -> dict:
+    """Each path's inputs repeated to each batch size (where eager takes them)."""
+    out = {}
+    for k, x in paths.items():
+        for b in batches:
+            xs = [t.repeat(b, *[1] * (t.dim() - 1)) for t in x]
+            try:
+                out[f"{k}@b{b}"] = (xs, model(*xs))
+            except Exception:  # noqa: BLE001 (the model's own Python needs batch 1 there)
+                continue
+    return out
 
 
 if __name__ == "__main__":

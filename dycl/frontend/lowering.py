@@ -514,6 +514,8 @@ class Lowerer(LoopLowering, RegionLowering, ContainerLowering, FunctionLowering,
     def _lower_body(self, stmts: Sequence[ast.stmt], scope: _Scope) -> None:
         top = stmts is self._fn_body
         stmts = hoist_walrus(stmts)
+        if self.as_python:
+            stmts = self._split_failed_tests(stmts)
         checkpoints: list[tuple[Any, Operation | None, int]] = []
         for i, s in enumerate(stmts):
             if scope.terminated:
@@ -541,6 +543,24 @@ class Lowerer(LoopLowering, RegionLowering, ContainerLowering, FunctionLowering,
             self._restore(checkpoints[i])
             if self._region_at(stmts, i, scope, error, top, checkpoints):
                 return
+
+    def _split_failed_tests(self, stmts: list[ast.stmt]) -> list[ast.stmt]:
+        """`if <test>:` whose test compiled code failed on (`(a > 0.5).cpu().numpy().any()`):
+        the test alone runs as Python (`t = <test>`, then `if t:`), not the whole
+        statement with its body."""
+        out: list[ast.stmt] = []
+        for s in stmts:
+            if isinstance(s, ast.If) and any(hasattr(n, "lineno") and self._loc(n) in self.as_python
+                                             for n in ast.walk(s.test)):
+                name = f"__dycl_test_{s.test.lineno}_{s.test.col_offset}"
+                assign = ast.copy_location(ast.Assign([ast.copy_location(ast.Name(name, ast.Store()), s.test)],
+                                                      s.test), s.test)
+                assign.end_lineno, assign.end_col_offset = s.test.end_lineno, s.test.end_col_offset
+                test = ast.copy_location(ast.Name(name, ast.Load()), s)  # (not the failed place)
+                s = ast.copy_location(ast.If(test, s.body, s.orelse), s)
+                out.append(assign)
+            out.append(s)
+        return out
 
     def _failed_in_compiled_code(self, s: ast.stmt) -> FrontendError | None:
         """The error to run `s` as Python with, where an expression of it (of its
