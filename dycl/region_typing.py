@@ -14,6 +14,8 @@ import contextlib
 import inspect
 import io
 import logging
+import sys
+import time
 import warnings
 from collections.abc import Callable, Iterator
 from typing import Any
@@ -176,6 +178,42 @@ def _abstract(v: Any, mode: Any, unknown: type, dims: Any = None) -> Any:
     return unknown(d.PYOBJ)
 
 
+# How long one compile-time run of a region may take: on stand-in values a loop the
+# real data ends may never end (NMS over random boxes whose IoU never passes).
+RUN_SECONDS = 20.0
+
+
+class RegionTimeout(Exception):
+    """A region ran past RUN_SECONDS on stand-in values."""
+
+
+@contextlib.contextmanager
+def _time_limit(seconds: float) -> Iterator[None]:
+    """Raise RegionTimeout in the user's Python (not torch's) once `seconds` pass:
+    checked on each line of the model's own code."""
+    deadline = time.monotonic() + seconds
+    previous = sys.gettrace()
+
+    def on_line(frame: Any, event: str, arg: Any) -> Any:
+        if event == "line" and time.monotonic() > deadline:
+            raise RegionTimeout(f"it ran more than {seconds:g} s on stand-in values (a loop the data ends?)")
+        return on_line
+
+    def on_call(frame: Any, event: str, arg: Any) -> Any:
+        # (never in importlib's frames, a library's or the standard library's: stopped
+        # there, a module imported lazily would be left half-made)
+        name = frame.f_code.co_filename
+        own = name.startswith("<dycl") or not (name.startswith(("<", sys.prefix, sys.base_prefix))
+                                                or "site-packages" in name or "/torch/" in name)
+        return on_line if own else None
+
+    sys.settrace(on_call)
+    try:
+        yield
+    finally:
+        sys.settrace(previous)
+
+
 def type_region(op: d.PyRegionOp, model: nn.Module, mode: Any, args: list[Any],
                 placeholder: Callable[[Any], Any], unknown: type,
                 other_placeholder: Callable[[Any], Any] | None = None) -> list[Any]:
@@ -185,13 +223,15 @@ def type_region(op: d.PyRegionOp, model: nn.Module, mode: Any, args: list[Any],
     # take a path eager never takes: code with `try` runs on real stand-ins.
     fake_ok = not any(isinstance(n, ast.Try) for n in ast.walk(ast.parse(op.code.data)))
     user_globals = None if op.globals.data == "dycl.pyregion" else resolve_globals(op.globals.data)
-    with protected(model, user_globals):
+    with protected(model, user_globals), _time_limit(RUN_SECONDS):
         try:
             if not fake_ok:
                 raise NotImplementedError
             with mode:
                 out = fn(model, *fake_args)
             real = False
+        except RegionTimeout:
+            raise
         except Exception:
             out = fn(model, *[_real(a, placeholder, unknown) for a in args])
             real = True
@@ -213,6 +253,8 @@ def type_region(op: d.PyRegionOp, model: nn.Module, mode: Any, args: list[Any],
                     with mode:
                         again = fn(model, *[other(a) if isinstance(a, unknown) else a for a in args])
                 again = [again] if op.tail is not None else list(again)
+            except RegionTimeout:
+                raise
             except Exception:  # noqa: BLE001 (other values it refuses: the first run's sizes)
                 again = values
             varying = [_varying_dims(v, w) for v, w in zip(values, again)]

@@ -319,7 +319,8 @@ class _Inferrer:
                 if isinstance(src, (Unknown, int, float, bool)):  # int()/float() of a host scalar
                     if t == d.ANY:
                         t = src.type if isinstance(src, Unknown) else type_of_value(src)
-                elif not isinstance(src, torch.Tensor) or src.numel() != 1:
+                elif not isinstance(src, torch.Tensor) or isinstance(src.numel(), int) and src.numel() != 1:
+                    # (a size only the run time knows: the host's item() checks it, as eager)
                     raise PassError("dycl.item needs a one-element tensor", op)
                 elif t == d.ANY:
                     t = f64 if src.dtype.is_floating_point else (i1 if src.dtype == torch.bool else i64)
@@ -434,8 +435,19 @@ class _Inferrer:
                         "run unroll-loops first so each iteration gets its own types",
                     )
         self.breaks = saved
+        skip = 1 if isinstance(op, d.ForOp) else 0
         for k, (r, v) in enumerate(zip(list(op.results), carried)):
-            self.set(r, v, [v, *(vals[k] for vals in ends)])
+            r = self.set(r, v, [v, *(vals[k] for vals in ends)])
+            # Carried values are typed as the loop's results: names every iteration
+            # agrees on (`t` on entry, `t + 1` after: unnamed).
+            for region in op.regions:
+                if len(region.block.args) > k + skip and region.block.args[k + skip].type != r.type and \
+                        d.type_accepts(r.type, region.block.args[k + skip].type):
+                    arg = region.block.args[k + skip]
+                    value = self.env.pop(arg, None)
+                    new = Rewriter.replace_value_with_new_type(arg, r.type)
+                    if value is not None:
+                        self.env[new] = value
 
     def as_declared(self, args: list[BlockArgument], inits: list[Any]) -> list[Any]:
         """A loop's initial values, each as its block argument is declared: a tensor

@@ -182,3 +182,53 @@ def test_a_run_time_size_of_one_takes_its_own_path(backend):
             x = torch.randn(n, 1)
             want, got = model(x), cm(x)
             assert got[1] == want[1] and got[0].shape == want[0].shape and torch.equal(got[0], want[0]), (how, n)
+
+
+class ItemOfKept(torch.nn.Module):
+    def forward(self, x, y):
+        sel = y[x > 0.5]
+        if sel.numel() == 1:
+            return sel.item() + 1.0
+        return sel.sum().item()
+
+
+class GrowToNine(torch.nn.Module):
+    def forward(self, ids):
+        gen = ids
+        while gen.shape[1] < 9:
+            gen = torch.cat([gen, gen.sum(-1, keepdim=True) % 7], -1)
+        return gen
+
+
+def test_item_of_a_selection_and_a_loop_growing_a_named_dim():
+    """`.item()` of a `?`-sized selection failed shape inference (a guard on the data-
+    dependent size) and all of forward ran as Python; a loop growing the signature's
+    `t` was a verifier error (carried `t`, yielded `t + 1`), all of forward as Python
+    too (probe O). Both compile now; item() of several elements raises eager's error."""
+    model = ItemOfKept()
+    cm = dycl.compile(model, [torch.tensor([0.9, 0.1, 0.1]), torch.tensor([3., 4, 5])], backend="onnxruntime",
+                      fallback="error")
+    for x in ([0.9, 0.1, 0.1], [0.9, 0.9, 0.1], [0.1, 0.1, 0.1]):
+        x = torch.tensor(x)
+        assert cm(x, torch.tensor([3., 4, 5])) == model(x, torch.tensor([3., 4, 5]))
+    model = GrowToNine()
+    cm = dycl.compile(model, [torch.zeros(2, 3, dtype=torch.long)], backend="onnxruntime", signature="b x t x i64",
+                      dims=["b=1..8", "t=1..16"], fallback="error")
+    for b, t in ((2, 4), (1, 1), (3, 9), (2, 12)):
+        x = torch.randint(0, 5, (b, t))
+        assert torch.equal(cm(x), model(x)), (b, t)
+
+
+class ItemOfMany(torch.nn.Module):
+    def forward(self, x, y):
+        return y[x > 0.5].item()
+
+
+def test_item_of_several_elements_raises_eagers_error():
+    model = ItemOfMany()
+    cm = dycl.compile(model, [torch.tensor([0.9, 0.1]), torch.tensor([3., 4])], backend="torch")
+    x = torch.tensor([0.9, 0.9])
+    with pytest.raises(RuntimeError, match="a Tensor with 2 elements cannot be converted to Scalar"):
+        model(x, torch.tensor([3., 4]))
+    with pytest.raises(RuntimeError, match="a Tensor with 2 elements cannot be converted to Scalar"):
+        cm(x, torch.tensor([3., 4]))

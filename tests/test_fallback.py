@@ -755,3 +755,40 @@ def test_a_test_compiled_code_cannot_take_runs_alone_as_python():
     for scale in (0.1, 1.0, 3.0, 10.0, -10.0):
         x = torch.randn(2, 8) * scale
         assert torch.allclose(cm(x), model(x)), scale
+
+
+def _iou(a, b):
+    lt = torch.max(a[:, None, :2], b[None, :, :2])
+    rb = torch.min(a[:, None, 2:], b[None, :, 2:])
+    inter = (rb - lt).clamp(min=0).prod(-1)
+    area = lambda x: (x[:, 2] - x[:, 0]) * (x[:, 3] - x[:, 1])  # noqa: E731
+    return inter / (area(a)[:, None] + area(b)[None] - inter)
+
+
+class ListNms(torch.nn.Module):
+    """NMS growing a Python list: its loop ends for real boxes (a box's IoU with
+    itself is 1), never for random stand-ins."""
+
+    def forward(self, boxes, scores):
+        idx = torch.arange(scores.shape[0])
+        keep = []
+        while idx.numel() > 0:
+            best = idx[scores[idx].argmax()].item()
+            keep.append(best)
+            idx = idx[_iou(boxes[best].view(1, 4), boxes[idx]).squeeze(0) < 0.4]
+        return torch.tensor(keep)
+
+
+def test_a_region_that_never_ends_on_stand_ins_does_not_hang_the_compile(monkeypatch):
+    """The loop ran as a region, typed at compile time on random boxes, and the
+    compile never ended (probe O). A run is stopped after RUN_SECONDS in the model's
+    own code; that region is not typed, so more of forward runs as Python."""
+    from dycl import region_typing
+
+    monkeypatch.setattr(region_typing, "RUN_SECONDS", 0.5)
+    torch.manual_seed(0)
+    xy = torch.rand(8, 2) * 10
+    boxes, scores = torch.cat([xy, xy + 1 + torch.rand(8, 2)], 1), torch.rand(8)
+    model = ListNms()
+    cm = dycl.compile(model, [boxes, scores], backend="torch")
+    assert torch.equal(cm(boxes, scores), model(boxes, scores))

@@ -69,7 +69,10 @@ def to_bool(t: Any) -> bool:
 def item(t: Any) -> Any:
     if isinstance(t, (bool, int, float)):
         return t
-    return host_array(t).item()
+    a = host_array(t)
+    if a.size != 1:  # eager's error, not numpy's
+        raise RuntimeError(f"a Tensor with {a.size} elements cannot be converted to Scalar")
+    return a.item()
 
 
 def region_output(value: Any, shape: tuple[int | None, ...], dtype: str, where: str) -> Any:
