@@ -155,6 +155,32 @@ def test_the_cache_directory_is_created_private(monkeypatch, tmp_path):
     assert stat.S_IMODE(root.stat().st_mode) == 0o700
 
 
+def _loaded_in_a_new_process(tmp_path, name: str, source: str, x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    """The model `make()` in `source` (a module `name`, importable only while compiling),
+    compiled and saved here, then loaded and called in a fresh process: (eager, loaded)."""
+    import importlib.util
+
+    src = tmp_path / f"{name}.py"
+    src.write_text(source)
+    spec = importlib.util.spec_from_file_location(name, src)
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module
+    try:
+        spec.loader.exec_module(module)
+        model = module.make()
+        cm = dycl.compile(model, [x], backend="torch")
+        cm.save(tmp_path / "art")
+        want = model(x)
+    finally:
+        del sys.modules[name]
+    torch.save(x, tmp_path / "x.pt")
+    probe = (f"import dycl, torch\nx = torch.load({str(tmp_path / 'x.pt')!r})\n"
+             f"torch.save(dycl.load({str(tmp_path / 'art')!r})(x), {str(tmp_path / 'y.pt')!r})\n")
+    ok = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, cwd=tmp_path)
+    assert ok.returncode == 0, ok.stderr[-2000:]
+    return want, torch.load(tmp_path / "y.pt")
+
+
 def test_a_model_holding_numpy_arrays_loads_and_other_numpy_names_do_not(tmp_path):
     """`self.mean = np.zeros(3)` (an observation normaliser): the artifact saved, and
     dycl.load refused its own pickle ('numpy.dtype ... outside the model's modules').
@@ -162,8 +188,7 @@ def test_a_model_holding_numpy_arrays_loads_and_other_numpy_names_do_not(tmp_pat
     from dycl.diagnostics import DyclError
     from dycl.pyregion import _pickle_globals
 
-    src = tmp_path / "normalised.py"
-    src.write_text(
+    want, got = _loaded_in_a_new_process(tmp_path, "normalised", (
         "import numpy as np\nimport torch\nfrom torch import nn\n\n"
         "class M(nn.Module):\n"
         "    def __init__(self):\n        super().__init__()\n        self.fc = nn.Linear(3, 2)\n"
@@ -171,28 +196,8 @@ def test_a_model_holding_numpy_arrays_loads_and_other_numpy_names_do_not(tmp_pat
         "    def forward(self, obs):\n"
         "        a = (obs.detach().numpy() - self.mean) / self.scale\n"
         "        return self.fc(torch.from_numpy(a).float())\n\n"
-        "def make():\n    return M()\n"
-    )
-    import importlib.util
-
-    spec = importlib.util.spec_from_file_location("normalised", src)
-    module = importlib.util.module_from_spec(spec)
-    sys.modules["normalised"] = module
-    try:
-        spec.loader.exec_module(module)
-        model = module.make()
-        x = torch.randn(2, 3)
-        cm = dycl.compile(model, [x], backend="torch")
-        cm.save(tmp_path / "art")
-        want = model(x)
-    finally:
-        del sys.modules["normalised"]
-    torch.save(x, tmp_path / "x.pt")
-    probe = (f"import dycl, torch\nx = torch.load({str(tmp_path / 'x.pt')!r})\n"
-             f"torch.save(dycl.load({str(tmp_path / 'art')!r})(x), {str(tmp_path / 'y.pt')!r})\n")
-    ok = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, cwd=tmp_path)
-    assert ok.returncode == 0, ok.stderr[-2000:]
-    assert torch.allclose(torch.load(tmp_path / "y.pt"), want)
+        "def make():\n    return M()\n"), torch.randn(2, 3))
+    assert torch.allclose(got, want)
     with pytest.raises(DyclError, match="not a numpy array or dtype"):
         _pickle_globals(["numpy.load"], set())
 
@@ -205,8 +210,7 @@ def test_a_model_with_a_rebound_forward_and_a_namespace_config_loads(tmp_path):
     from dycl.diagnostics import DyclError
     from dycl.pyregion import _pickle_globals, bound_method
 
-    src = tmp_path / "rebound.py"
-    src.write_text(
+    want, got = _loaded_in_a_new_process(tmp_path, "rebound", (
         "from types import SimpleNamespace\nimport torch\nfrom torch import nn\n\n"
         "class Head(nn.Module):\n"
         "    def __init__(self):\n        super().__init__()\n        self.fc = nn.Linear(4, 3)\n"
@@ -217,28 +221,8 @@ def test_a_model_with_a_rebound_forward_and_a_namespace_config_loads(tmp_path):
         "        self.config = SimpleNamespace(num_labels=3)\n\n"
         "    def forward(self, x):\n        out = self.head(x) + self.config.num_labels\n"
         "        print('host side', end='')\n        return out\n\n"
-        "def make():\n    return M()\n"
-    )
-    import importlib.util
-
-    spec = importlib.util.spec_from_file_location("rebound", src)
-    module = importlib.util.module_from_spec(spec)
-    sys.modules["rebound"] = module
-    try:
-        spec.loader.exec_module(module)
-        model = module.make()
-        x = torch.randn(2, 4)
-        cm = dycl.compile(model, [x], backend="torch")
-        cm.save(tmp_path / "art")
-        want = model(x)
-    finally:
-        del sys.modules["rebound"]
-    torch.save(x, tmp_path / "x.pt")
-    probe = (f"import dycl, torch\nx = torch.load({str(tmp_path / 'x.pt')!r})\n"
-             f"torch.save(dycl.load({str(tmp_path / 'art')!r})(x), {str(tmp_path / 'y.pt')!r})\n")
-    ok = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, cwd=tmp_path)
-    assert ok.returncode == 0, ok.stderr[-2000:]
-    assert torch.equal(torch.load(tmp_path / "y.pt"), want)
+        "def make():\n    return M()\n"), torch.randn(2, 4))
+    assert torch.equal(got, want)
     with pytest.raises(DyclError, match="outside the model's modules"):
         _pickle_globals(["builtins.getattr"], set())
     with pytest.raises(DyclError, match="not a method"):
