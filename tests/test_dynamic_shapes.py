@@ -232,3 +232,25 @@ def test_item_of_several_elements_raises_eagers_error():
         model(x, torch.tensor([3., 4]))
     with pytest.raises(RuntimeError, match="a Tensor with 2 elements cannot be converted to Scalar"):
         cm(x, torch.tensor([3., 4]))
+
+
+class EmptyBatchTokens(torch.nn.Module):
+    def forward(self, x):
+        toks = []
+        for _ in range(2):
+            tok = x.argmax(-1)
+            toks.append(tok)
+            x = x + torch.nn.functional.one_hot(tok, 6).float()
+            if (tok == 5).all():
+                break
+        return torch.stack(toks, 1)
+
+
+def test_an_empty_tensor_passed_between_backends():
+    """A 0-row tensor from ONNX Runtime (stride 0) handed to a TVM sub-DNN: TVM refused
+    it ("expected to be compact array", probe O); the loader retries with canonical
+    strides."""
+    model = EmptyBatchTokens()
+    x = torch.zeros(0, 6)
+    cm = dycl.compile(model, [x], backend="tvm")
+    assert torch.equal(cm(x), model(x))

@@ -75,9 +75,26 @@ def load(path: str, target: dict[str, Any]) -> Callable[..., list[Any]]:
     shared: list[int] = []
     first: list[list[Any]] = []  # the first call's outputs, held until the second
 
+    def compact(a):
+        """`a` with canonical strides: a 0-element array from ONNX Runtime or numpy has
+        stride 0, which TVM refuses ("expected to be compact array")."""
+        import torch
+
+        t = torch.from_dlpack(a) if isinstance(a, native) else a
+        if not isinstance(t, torch.Tensor):
+            return convert(a)
+        fresh = torch.empty(t.shape, dtype=t.dtype, device=t.device)
+        return from_dlpack(fresh.copy_(t) if t.numel() else fresh)
+
     def run(*args):
         inputs = [convert(a) for a in args]
-        out = main(*inputs)
+        try:
+            out = main(*inputs)
+        except ValueError as e:  # (checked by TVM only when called: no cost on the common path)
+            if "expected to be compact" not in str(e):
+                raise
+            inputs = [compact(a) for a in args]
+            out = main(*inputs)
         if isinstance(out, native):
             out = [out]
             get = list.__getitem__
