@@ -254,3 +254,18 @@ def test_an_empty_tensor_passed_between_backends():
     x = torch.zeros(0, 6)
     cm = dycl.compile(model, [x], backend="tvm")
     assert torch.equal(cm(x), model(x))
+
+
+def test_tvm_takes_a_sub_dnn_that_returns_a_size():
+    """`return out, out.size(1)` after a growing loop: the sub-DNN returns the size as
+    an int, which TVM's loader took for a tensor ('int' object has no attribute
+    'data_ptr'); the sub-DNN went down the chain to Inductor. TVM builds it now."""
+    from models.constructs import GrowingTensorWhile
+
+    model = GrowingTensorWhile()
+    cm = dycl.compile(model, [torch.full((1, 4), 1.0)], backend="tvm", fallback="error")
+    assert not cm.report.fallbacks, cm.report.fallbacks
+    for v in (1.0, -3.0, -0.1):
+        x = torch.full((1, 4), v)
+        want, got = model(x), cm(x)
+        assert torch.equal(got[0], want[0]) and got[1] == want[1] and type(got[1]) is int

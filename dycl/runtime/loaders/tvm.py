@@ -111,19 +111,20 @@ def load(path: str, target: dict[str, Any]) -> Callable[..., list[Any]]:
         """The first two calls copy every output and find the shared ones: a
         constant has the same buffer on both calls (the first's still held, so
         a fresh one cannot reuse its memory)."""
-        ptrs = [g.data_ptr() for g in got]
+        # (a size the sub-DNN returns, `out.size(1)`, comes back as a Python int)
+        ptrs = [g.data_ptr() if isinstance(g, native) else None for g in got]
         if not first:
             arity.append(len(got))
             held = {a.data_ptr() for a in inputs}
-            shared.extend(k for k, p in enumerate(ptrs) if p in ptrs[:k] or p in held)
+            shared.extend(k for k, p in enumerate(ptrs) if p is not None and (p in ptrs[:k] or p in held))
             first.append(got)
         else:
             shared.extend(k for k, p in enumerate(ptrs)
-                          if k not in shared and p == first[0][k].data_ptr())
+                          if k not in shared and p is not None and p == first[0][k].data_ptr())
             shared.sort()
             first[0] = []
             first.append([])
-        return [g.copyto(dev) for g in got]
+        return [g.copyto(dev) if isinstance(g, native) else g for g in got]
 
     return run
 
