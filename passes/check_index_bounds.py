@@ -401,10 +401,7 @@ def _guard(site: _Site, model_op: Operation) -> None:
     if site.sized is not None:
         # The size as the tensor code reads it (`h.shape[dim]`), at least 1 for the
         # wrap below: an index into an empty table fails the check all the same.
-        shape = emit(d.CallFunctionOp("builtins.getattr", [site.sized, emit(d.ConstantOp(StringAttr("shape"), d.PYOBJ))],
-                                      result_type=d.PYOBJ))
-        n = emit(d.CallFunctionOp("_operator.getitem", [shape, emit(arith.ConstantOp(IntegerAttr(site.dim, i64)))],
-                                  result_type=i64))
+        n = _run_time_size(site, emit)
         one = emit(arith.ConstantOp(IntegerAttr(1, i64)))
         hi = emit(d.CallFunctionOp("_operator.sub", [n, one], result_type=i64))
         lo = emit(d.CallFunctionOp("_operator.neg", [n], result_type=i64)) if _subscript(site) else \
@@ -425,16 +422,22 @@ def _guard(site: _Site, model_op: Operation) -> None:
     _finish(site, ops, safe, ok, model_op)
 
 
+def _run_time_size(site: _Site, emit: Any) -> SSAValue:
+    """Dim `site.dim` of `site.sized` as the tensor code reads it (`h.shape[dim]`)."""
+    assert site.sized is not None
+    shape = emit(d.CallFunctionOp("builtins.getattr", [site.sized, emit(d.ConstantOp(StringAttr("shape"), d.PYOBJ))],
+                                  result_type=d.PYOBJ))
+    return emit(d.CallFunctionOp("_operator.getitem", [shape, emit(arith.ConstantOp(IntegerAttr(site.dim, i64)))],
+                                 result_type=i64))
+
+
 def _guard_sized_narrow(site: _Site, start: SSAValue, emit: Any, ops: list[Operation], model_op: Operation) -> None:
     """`h.narrow(dim, start, length)` of a host int start on a dim only the tensor
     code knows (`site.size` is the length): `-n <= start <= n - length` checked
     there; the kernels' slice clamps, so the op itself reads nothing out of range."""
     scalar = TensorType(i1, [])
     start_t = emit(d.CallFunctionOp("torch.as_tensor", [start], result_type=TensorType(i64, [])))
-    shape = emit(d.CallFunctionOp("builtins.getattr", [site.sized, emit(d.ConstantOp(StringAttr("shape"), d.PYOBJ))],
-                                  result_type=d.PYOBJ))
-    n = emit(d.CallFunctionOp("_operator.getitem", [shape, emit(arith.ConstantOp(IntegerAttr(site.dim, i64)))],
-                              result_type=i64))
+    n = _run_time_size(site, emit)
     lo = emit(d.CallFunctionOp("_operator.neg", [n], result_type=i64))
     ge = emit(d.CallFunctionOp("_operator.ge", [start_t, lo], result_type=scalar))
     le = emit(d.CallFunctionOp("_operator.le", [start_t, n], result_type=scalar))
@@ -529,7 +532,7 @@ def _padded_for_reduction(site: _Site, x: SSAValue, t: TensorType, emit: Any) ->
     row comes last, so it never wins a tie). None where it would move an index
     (argmax without a dim over a later dim) or for bool."""
     op = site.op
-    name = op.method.data if isinstance(op, d.CallMethodOp) else op.target.data.rpartition(".")[2]
+    name = _name(op).rpartition(".")[2]
     shape = t.get_shape()
     dyn = next(k for k, n in enumerate(shape) if n < 0)
     dtype = dtype_of(t.element_type)

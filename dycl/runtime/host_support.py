@@ -56,10 +56,12 @@ def host_array(t: Any) -> Any:
 
 def to_bool(t: Any) -> bool:
     """bool() of a one-element tensor: the only device→host read of a predicate."""
-    if isinstance(t, (bool, int, float, list, tuple, dict, type(None), _np.ndarray, _np.generic)) or not (
-            hasattr(t, "__dlpack__") or hasattr(t, "numpy")):
+    if isinstance(t, (bool, int, float, list, tuple, dict, type(None), _np.ndarray, _np.generic)):
         return bool(t)  # a Python value a region made (`if not picked:`, `if arr.any():`), as Python takes it
-    a = host_array(t)
+    try:
+        a = host_array(t)
+    except AttributeError:  # another Python object a region made: its own __bool__
+        return bool(t)
     if a.size != 1:  # eager's error, not numpy's
         raise RuntimeError(f"Boolean value of Tensor with {'no values' if a.size == 0 else 'more than one value'} "
                            "is ambiguous")
