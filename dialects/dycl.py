@@ -136,6 +136,33 @@ class GlobalAttr(ParametrizedAttribute):
             printer.print_string_literal(self.qualname.data)
 
 
+@irdl_attr_definition
+class ListType(ParametrizedAttribute, TypeAttribute):
+    """A Python list whose length only the run time knows, held by the host: what a
+    data-dependent loop appends to (`tokens.append(t.item())`). Its elements share
+    one type (`!dycl.any` until `shape-inference` knows it, e.g. for `[]`).
+
+    ```mlir
+    %l = dycl.make_list(%a) : (i64) -> !dycl.list<i64>
+    ```
+    """
+
+    name = "dycl.list"
+    element: Attribute = param_def()
+
+    def __init__(self, element: Attribute):
+        super().__init__(element)
+
+    @classmethod
+    def parse_parameters(cls, parser: AttrParser) -> Sequence[Attribute]:
+        with parser.in_angle_brackets():
+            return (parser.parse_type(),)
+
+    def print_parameters(self, printer: Printer) -> None:
+        with printer.in_angle_brackets():
+            printer.print_attribute(self.element)
+
+
 ANY = AnyValueType()
 PYOBJ = PyObjType()
 HOST_SCALAR_TYPES = (IntegerType, Float64Type)
@@ -164,6 +191,9 @@ def type_accepts(expected: Attribute, got: Attribute) -> bool:
     has an unnamed `?` where `got` has a size."""
     if expected == got or expected == ANY or expected == PYOBJ:
         return True
+    if isinstance(expected, ListType) and isinstance(got, ListType):
+        # `[]` is a list of anything; a list typed before its elements were known takes any
+        return ANY in (expected.element, got.element) or type_accepts(expected.element, got.element)
     if isinstance(expected, TupleType) and isinstance(got, TupleType):
         return types_accept(expected.types.data, got.types.data)
     if not (isinstance(expected, TensorType) and isinstance(got, TensorType)
@@ -678,6 +708,121 @@ class ItemOp(IRDLOperation):
             raise VerifyException(
                 f"'dycl.item' produces a host scalar (i1, i64, f64), got {self.result.type}"
             )
+
+
+# ------------------------------------------------------------ run-time lists
+
+
+def _list_element(op: Operation, t: Attribute) -> Attribute:
+    if not isinstance(t, ListType):
+        raise VerifyException(f"'{op.name}' needs a !dycl.list, got {t}")
+    return t.element
+
+
+def _check_element(op: Operation, element: Attribute, value: SSAValue) -> None:
+    if not (element == ANY or value.type == ANY or type_accepts(element, value.type)):
+        raise VerifyException(f"'{op.name}' puts a {value.type} into a list of {element}")
+
+
+@irdl_op_definition
+class MakeListOp(IRDLOperation):
+    """A list the host holds, of the given elements, that may grow at run time.
+
+    ```mlir
+    %l = dycl.make_list(%a, %b) : (tensor<1x4xf32>, tensor<1x4xf32>) -> !dycl.list<tensor<1x4xf32>>
+    %e = dycl.make_list() : () -> !dycl.list<!dycl.any>
+    ```
+    """
+
+    name = "dycl.make_list"
+    elements = var_operand_def()
+    result = result_def(ListType)
+    traits = traits_def(Pure())
+
+    assembly_format = "`(` $elements `)` attr-dict `:` functional-type($elements, $result)"
+
+    def __init__(self, elements: Sequence[SSAValue], element_type: Attribute = ANY):
+        super().__init__(operands=[elements], result_types=[ListType(element_type)])
+
+    def verify_(self) -> None:
+        element = _list_element(self, self.result.type)
+        for e in self.elements:
+            _check_element(self, element, e)
+
+
+@irdl_op_definition
+class ListAppendOp(IRDLOperation):
+    """`list.append(value)` as a value: the list with one more element (the host
+    appends to a copy, so the operand stays what it was).
+
+    ```mlir
+    %m = dycl.list_append %l, %v : !dycl.list<i64>, i64
+    ```
+    """
+
+    name = "dycl.list_append"
+    source = operand_def(ListType)
+    value = operand_def()
+    result = result_def(ListType)
+    traits = traits_def(Pure())
+
+    assembly_format = "$source `,` $value attr-dict `:` type($source) `,` type($value) `->` type($result)"
+
+    def __init__(self, source: SSAValue, value: SSAValue, result_type: Attribute | None = None):
+        super().__init__(operands=[source, value], result_types=[result_type or source.type])
+
+    def verify_(self) -> None:
+        element = _list_element(self, self.result.type)
+        if not type_accepts(self.result.type, self.source.type):
+            raise VerifyException(f"'dycl.list_append' of a {self.source.type} cannot give a {self.result.type}")
+        _check_element(self, element, self.value)
+
+
+@irdl_op_definition
+class ListGetOp(IRDLOperation):
+    """`list[index]`, Python's indexing (negative from the end; IndexError past it).
+
+    ```mlir
+    %v = dycl.list_get %l[%i] : !dycl.list<i64> -> i64
+    ```
+    """
+
+    name = "dycl.list_get"
+    source = operand_def(ListType)
+    index = operand_def(i64)
+    result = result_def()
+    traits = traits_def(Pure())
+
+    assembly_format = "$source `[` $index `]` attr-dict `:` type($source) `->` type($result)"
+
+    def __init__(self, source: SSAValue, index: SSAValue):
+        element = source.type.element if isinstance(source.type, ListType) else ANY
+        super().__init__(operands=[source, index], result_types=[element])
+
+    def verify_(self) -> None:
+        element = _list_element(self, self.source.type)
+        if element != ANY and self.result.type not in (element, ANY):
+            raise VerifyException(f"'dycl.list_get' of a list of {element} gives {self.result.type}")
+
+
+@irdl_op_definition
+class ListLenOp(IRDLOperation):
+    """`len(list)` on the host.
+
+    ```mlir
+    %n = dycl.list_len %l : !dycl.list<i64>
+    ```
+    """
+
+    name = "dycl.list_len"
+    source = operand_def(ListType)
+    result = result_def(i64)
+    traits = traits_def(Pure())
+
+    assembly_format = "$source attr-dict `:` type($source)"
+
+    def __init__(self, source: SSAValue):
+        super().__init__(operands=[source], result_types=[i64])
 
 
 # ------------------------------------------------------------------ control flow
@@ -1490,6 +1635,10 @@ DYCL = Dialect(
         GetItemOp,
         ToBoolOp,
         ItemOp,
+        MakeListOp,
+        ListAppendOp,
+        ListGetOp,
+        ListLenOp,
         IfOp,
         ForOp,
         WhileOp,
@@ -1503,7 +1652,7 @@ DYCL = Dialect(
         RaiseOp,
         SetAttrOp,
     ],
-    [AnyValueType, PyObjType, GlobalAttr],
+    [AnyValueType, PyObjType, ListType, GlobalAttr],
 )
 
 __all__ = ["DYCL", "FunctionType"]

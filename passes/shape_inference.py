@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import logging
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -40,6 +41,7 @@ from dycl.dialects import dycl as d
 from dycl.frontend.values import resolve_qualname
 from dycl.models import MODEL_ATTR, check_ir_name, model_of
 from dycl import unit_sizes
+from dycl.held_lists import HeldList, appended, element_type, holds_list, joined_result, on_lists
 from dycl.passes.split_paths import can_split, split_paths, split_target
 from dycl.signature import Signature
 from dycl.types import SIGNATURE_ATTR, dtype_of, signature_types, type_of_value, with_dim_names
@@ -119,12 +121,12 @@ class _Inferrer:
     def set(self, v: SSAValue, value: Any, joined: list[Any] | None = None) -> SSAValue:
         """`v` holds `value` (one of `joined`, the values of the paths that meet here)."""
         value = _symbolic_scalar(value)
-        t = value.type if isinstance(value, Unknown) else self.named_type(value, joined or [value])
+        t = _type_of(value) if isinstance(value, (Unknown, HeldList)) else self.named_type(value, joined or [value])
         if v.type != t:
             if not d.type_accepts(v.type, t) and v.type != d.PYOBJ:
                 owner = v.owner if isinstance(v.owner, Operation) else v.owner.parent_op()
                 raise PassError(f"value declared as {v.type} is inferred as {t}", owner)
-            if v.type == d.ANY:
+            if v.type == d.ANY or v.type == d.ListType(d.ANY):
                 v = Rewriter.replace_value_with_new_type(v, t)
         self.env[v] = value
         return v
@@ -286,6 +288,8 @@ class _Inferrer:
                     # Its output size depends on the values of its inputs (nonzero, x[mask]):
                     # cut-data-dependent-shapes can run it on the host for backends that need it.
                     op.attributes[d.DATA_DEPENDENT_ATTR] = UnitAttr()
+            case d.MakeListOp() | d.ListAppendOp() | d.ListGetOp() | d.ListLenOp():
+                self.set(op.results[0], self.list_op(op))
             case d.MakeTupleOp():
                 vals = [self.get(v) for v in op.elements]
                 self.set(op.result, list(vals) if op.is_list else tuple(vals))
@@ -368,6 +372,46 @@ class _Inferrer:
             self.set(a, v)
         return self.run_block(block, returns)
 
+    def list_op(self, op: Operation) -> Any:
+        """What an op on a list the host holds gives (see dycl.held_lists)."""
+        if isinstance(op, d.ListLenOp):
+            return Unknown(i64)
+        if isinstance(op, d.MakeListOp):
+            held = HeldList(None)
+            values = [self.get(e) for e in op.elements]
+        else:
+            held = self.get(op.source)
+            values = [self.get(op.value)] if isinstance(op, d.ListAppendOp) else []
+        assert isinstance(held, HeldList)
+        for v in values:
+            try:
+                held = appended(held, _abstract_scalar(v), _type_of, self.empty)
+            except TypeError as e:
+                raise PassError(f"a list held at run time takes one type of element: {e}", op) from None
+        if not isinstance(op, d.ListGetOp):
+            return held
+        if held.element is None:
+            raise PassError("indexing a list that is empty on every path seen here", op)
+        t = _type_of(held.element)
+        return self.empty(t) if isinstance(t, TensorType) else Unknown(t)
+
+    def _call_on_lists(self, op: Operation, fn: Any, args: list[Any], kwargs: dict[str, Any]) -> Any:
+        """A call that takes a list the host holds (`torch.stack(outs)`): the host
+        runs it with torch; its result type from lists of one and two elements."""
+        def stand_in(v: Any) -> Any:
+            return _stand_ins(v)[0] if isinstance(v, Unknown) else v
+
+        def run(f: Any, a: list[Any], k: dict[str, Any]) -> Any:
+            with self.mode:
+                return _run_torch(op, f, a, k)
+
+        one, two = on_lists(fn, args, kwargs, stand_in, run)
+        op.attributes[d.ON_HOST_ATTR] = UnitAttr()
+        try:
+            return joined_result(one, two, self.empty, Unknown)
+        except TypeError as e:
+            raise PassError(f"'{_op_label(op)}' of a list held at run time: {e}", op) from None
+
     def set_results(self, op: Operation, vals: list[Any]) -> None:
         for r, v in zip(list(op.results), vals):
             self.set(r, v)
@@ -394,7 +438,13 @@ class _Inferrer:
         outs = [self.run_block(r.block, returns) for r in (op.then_region, op.else_region)]
         live = [o for o in outs if o is not None]
         for i, r in enumerate(list(op.results)):
-            types = {type_of_value(o[i]) if not isinstance(o[i], Unknown) else o[i].type for o in live}
+            types = {_type_of(o[i]) for o in live}
+            if len(types) > 1 and all(isinstance(t, d.ListType) for t in types):
+                # a held list appended to on one branch: one list type for both
+                joined: Attribute | None = functools.reduce(lambda a, b: a and _widened(a, b), types)
+                if joined is not None:
+                    self.set(r, self._declared_list(joined, HeldList(None)))
+                    continue
             target = split_target(op)
             if len(types) > 1 and can_split(target):
                 split_paths(target)
@@ -419,8 +469,7 @@ class _Inferrer:
         ends = ([out] if out is not None else []) + self.breaks
         for vals in ends:
             for i, (a, b) in enumerate(zip(carried, vals)):
-                ta = a.type if isinstance(a, Unknown) else type_of_value(a)
-                tb = b.type if isinstance(b, Unknown) else type_of_value(b)
+                ta, tb = _type_of(a), _type_of(b)
                 if ta != tb:
                     widened = _widened(ta, tb)
                     if widened is not None:
@@ -453,7 +502,17 @@ class _Inferrer:
         """A loop's initial values, each as its block argument is declared: a tensor
         carried with a dynamic size (see `_widen_carried`) enters as any size."""
         return [self.empty(a.type) if isinstance(a.type, TensorType) and isinstance(v, torch.Tensor)
-                and type_of_value(v) != a.type and DYNAMIC_INDEX in a.type.get_shape() else v for a, v in zip(args, inits)]
+                and type_of_value(v) != a.type and DYNAMIC_INDEX in a.type.get_shape() else
+                self._declared_list(a.type, v) for a, v in zip(args, inits)]
+
+    def _declared_list(self, t: Attribute, v: Any) -> Any:
+        """A held list entering a loop whose argument names its element type (found
+        on an earlier run over the body): it stands for elements of that type."""
+        if not (isinstance(v, HeldList) and isinstance(t, d.ListType) and t.element != d.ANY
+                and _type_of(v) != t):
+            return v
+        e = t.element
+        return HeldList(self.empty(e) if isinstance(e, TensorType) else Unknown(e))
 
     def constant_value(self, op: d.ConstantOp) -> Any:
         v = op.value
@@ -493,6 +552,8 @@ class _Inferrer:
                 raise PassError(f"{type(recv).__name__} has no method '{op.method.data}'", op)
         if fn is len and args and isinstance(args[0], torch.Tensor):
             fn = _first_size  # len() must return an int; a dynamic size is a symbol
+        if holds_list((*args, *kwargs.values())):
+            return self._call_on_lists(op, fn, args, kwargs)
         if not any(_has_unknown(a) for a in (*args, *kwargs.values())):
             env = self.mode.shape_env
             values = [self.get(v) for v in op.operands]
@@ -510,6 +571,9 @@ class _Inferrer:
                 self._split_on_unit(op, values, [p for p in at_risk if unit_sizes.sensitive(p, result)])
             return result
         # A run-time scalar argument: the result type must not depend on its value.
+        if any(fn is f for f in (torch.tensor, torch.as_tensor)) and args and _has_unknown(args[0]):
+            # `torch.tensor([ids[-1]])`: made from numbers only the host has, by the host
+            op.attributes[d.ON_HOST_ATTR] = UnitAttr()
         results = self._on_stand_ins(op, fn, args, kwargs)
         t0, t1 = type_of_value(results[0]), type_of_value(results[1])
         if t0 != t1:
@@ -602,7 +666,7 @@ def run_region(inferrer: _Inferrer, op: d.PyRegionOp) -> list[Any]:
         # Only returned or handed to other regions: compiled code never sees it, and
         # the region need not run at compile time.
         return [Unknown(d.PYOBJ) for _ in op.res]
-    args = [inferrer.get(v) for v in op.args]
+    args = [_as_python_list(inferrer.get(v)) for v in op.args]
     try:
         # (a Python object only the run time has, e.g. the value a region of an earlier
         # iteration assigned, which this one overwrites: None stands in)
@@ -616,16 +680,32 @@ def run_region(inferrer: _Inferrer, op: d.PyRegionOp) -> list[Any]:
                         f"({type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''})", op) from None
 
 
-def _widened(a: Attribute, b: Attribute) -> TensorType | None:
+def _as_python_list(v: Any) -> Any:
+    """A held list as a region's code receives it: a Python list (of two elements)."""
+    if not isinstance(v, HeldList):
+        return v
+    element = v.element
+    if isinstance(element, Unknown):
+        element = _stand_ins(element)[0]
+    return [] if element is None else [element, element]
+
+
+def _widened(a: Attribute, b: Attribute) -> Attribute | None:
     """`a` with the dimensions where `b` differs dynamic (`?`), for two tensor types
-    of one rank and dtype; None otherwise."""
+    of one rank and dtype (or two lists of them); a list typed once its elements
+    are known; None otherwise."""
+    if isinstance(a, d.ListType) and isinstance(b, d.ListType):
+        if d.ANY in (a.element, b.element):
+            return b if a.element == d.ANY else a
+        element = _widened(a.element, b.element)
+        return d.ListType(element) if element is not None else None
     if not (isinstance(a, TensorType) and isinstance(b, TensorType) and a.element_type == b.element_type
             and len(a.get_shape()) == len(b.get_shape())):
         return None
     return TensorType(a.element_type, [x if x == y else DYNAMIC_INDEX for x, y in zip(a.get_shape(), b.get_shape())])
 
 
-def _widen_carried(op: Operation, i: int, t: TensorType) -> None:
+def _widen_carried(op: Operation, i: int, t: Attribute) -> None:
     """Carry loop value #i as `t`: its block arguments and the loop's result, and
     every tensor typed inside the loop is inferred again."""
     skip = 1 if isinstance(op, d.ForOp) else 0
@@ -640,6 +720,8 @@ def _widen_carried(op: Operation, i: int, t: TensorType) -> None:
         for r in list(inner.results):
             if isinstance(r.type, (TensorType, TupleType)):
                 Rewriter.replace_value_with_new_type(r, d.ANY)
+            elif isinstance(r.type, d.ListType):
+                Rewriter.replace_value_with_new_type(r, d.ListType(d.ANY))
 
 
 class _SplitPaths(Exception):
@@ -672,6 +754,20 @@ def _symbolic_scalar(v: Any) -> Any:
     if isinstance(v, torch.SymFloat):
         return Unknown(f64)
     return v
+
+
+def _type_of(v: Any) -> Attribute:
+    """The IR type of a value as shape inference holds it."""
+    if isinstance(v, Unknown):
+        return v.type
+    if isinstance(v, HeldList):
+        return d.ListType(element_type(v.element, _type_of))
+    return type_of_value(v)
+
+
+def _abstract_scalar(v: Any) -> Any:
+    """A list element that is a number known here stands for any number of its type."""
+    return Unknown(type_of_value(v)) if type(v) in (bool, int, float) else v
 
 
 def _same_object(a: Any, b: Any) -> bool:

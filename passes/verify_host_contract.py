@@ -14,7 +14,8 @@ lower-host-scalars the host function holds only
 and every sub-DNN is a branch-free `func.func` over ranked tensors and host
 scalars. With `allow-python=true` (the Python host) the host may also run Python:
 fallback regions, module-state stores, calls of Python functions and of torch
-(data-dependent sizes), any raise and any Python constant.
+(data-dependent sizes, calls on lists), lists held at run time (`!dycl.list`),
+any raise and any Python constant.
 """
 
 from __future__ import annotations
@@ -32,7 +33,8 @@ from dycl.dialects import dycl as d
 
 _CONTROL = (d.IfOp, d.ForOp, d.WhileOp, d.ConditionOp, d.YieldOp, d.BreakOp, d.ReturnOp, func.ReturnOp)
 _CORE = (*_CONTROL, d.CallSubgraphOp, d.ToBoolOp, d.ItemOp, d.MakeTupleOp, d.GetItemOp)
-_PYTHON = (d.PyRegionOp, d.SetAttrOp, d.RaiseOp, d.CallFunctionOp, d.CallMethodOp, d.ConstantOp)
+_LISTS = (d.MakeListOp, d.ListAppendOp, d.ListGetOp, d.ListLenOp)
+_PYTHON = (d.PyRegionOp, d.SetAttrOp, d.RaiseOp, d.CallFunctionOp, d.CallMethodOp, d.ConstantOp, *_LISTS)
 
 
 def _scalar_or_tensor(t: Attribute) -> bool:
@@ -68,6 +70,8 @@ def _why_not(op: Operation) -> str | None:
         return f"a fallback region ({op.construct.data}: {op.reason.data}) at {op.loc.data}, Python code"
     if isinstance(op, d.SetAttrOp):
         return "a module-state store (Python objects)"
+    if isinstance(op, _LISTS):
+        return "a list held at run time (a Python list the loop appends to)"
     if isinstance(op, (d.CallFunctionOp, d.CallMethodOp)):
         what = op.target.data if isinstance(op, d.CallFunctionOp) else f".{op.method.data}()"
         if d.ON_HOST_ATTR in op.attributes:

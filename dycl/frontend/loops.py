@@ -166,10 +166,18 @@ class LoopLowering:
         has_break = contains_exit(s.body, (ast.Break,))
         if s.orelse and has_break and items is None:
             raise self.unsupported(s, "for ... else with break over a run-time range")
+        held = it if isinstance(it, SSAValue) and isinstance(it.type, d.ListType) else None
+        if held is not None:
+            # `for tok in tokens` over a list the host holds: over its indices, as
+            # long as it is at the start (the body must not append to it)
+            if isinstance(s.iter, ast.Name) and s.iter.id in _appended_names(s.body):
+                raise self.unsupported(s, "appending to the list a for loop iterates over")
+            it = RuntimeRange(Static(0), self.emit(d.ListLenOp(held), s).result, Static(1))
         if items is None:
             if isinstance(it, RuntimeRange):
                 try:
-                    self._rolled_for(s, (it.start, it.stop, it.step), scope)
+                    self._hold_appended_lists(s.body, scope, s)
+                    self._rolled_for(s, (it.start, it.stop, it.step), scope, held)
                 except NeedsStatic as e:
                     raise self.unsupported(s, e.message if isinstance(e, InPlaceSharing) else (
                         "a loop over a run-time range whose body needs per-iteration compile-time values")) from None
@@ -279,33 +287,38 @@ class LoopLowering:
         self._lower_body(seq, scope)
         scope.env.pop(flag, None)
 
-    def _rolled_for(self: Lowerer, s: ast.For, bounds: tuple[Value, Value, Value], scope: _Scope) -> None:
-        """Emit `dycl.for`; raises NeedsStatic when the body needs per-iteration values."""
+    def _rolled_for(self: Lowerer, s: ast.For, bounds: tuple[Value, Value, Value], scope: _Scope,
+                    elements: SSAValue | None = None) -> None:
+        """Emit `dycl.for` (the target bound to the index, or to that element of
+        `elements`); raises NeedsStatic when the body needs per-iteration values."""
         extra: set[str] = set()
         while True:
             try:
-                return self._rolled_for_carrying(s, bounds, scope, extra)
+                return self._rolled_for_carrying(s, bounds, scope, extra, elements)
             except _MoreCarried as e:
                 extra |= e.names
 
     def _rolled_for_carrying(self: Lowerer, s: ast.For, bounds: tuple[Value, Value, Value], scope: _Scope,
-                             extra: set[str]) -> None:
+                             extra: set[str], elements: SSAValue | None) -> None:
         target_names = {n.id for n in ast.walk(s.target) if isinstance(n, ast.Name)}
         carried = self._carried(s.body, scope, extra)
         if not isinstance(s.target, ast.Name):
             raise NeedsStatic
-        body_block = Block(arg_types=[i64] + [d.ANY] * len(carried))
         mark = self._mark()
+        body_block: Block | None = None
         try:
             inits = [self.materialize(scope.env[n], s) for n in carried]
+            body_block = Block(arg_types=[i64] + _carried_types(inits))
             lb, ub, st = (self._index_value(b, s) for b in bounds)
             sub = self._loop_scope(scope, carried, body_block.args[1:])
-            body_block.args[0].name_hint = s.target.id
+            body_block.args[0].name_hint = s.target.id if elements is None else None
             self.loops.append(_RolledLoop(carried))
             self.loop_depth += 1
             try:
                 with self._in_block(body_block):
-                    self._assign(s.target, body_block.args[0], sub)
+                    target = body_block.args[0] if elements is None else self.emit(
+                        d.ListGetOp(elements, body_block.args[0]), s).result
+                    self._assign(s.target, target, sub)
                     self._lower_body(restructure(s.body, (ast.Continue,), lambda _: []), sub)
                     if not sub.terminated:
                         body_block.add_op(d.YieldOp(*[self.materialize(sub.env[n], s) for n in carried]))
@@ -320,7 +333,8 @@ class LoopLowering:
             if self._escaping(s.body, scope, target_names):
                 raise NeedsStatic
         except (NeedsStatic, _MoreCarried):
-            body_block.erase(safe_erase=False)
+            if body_block is not None:
+                body_block.erase(safe_erase=False)
             self._rollback(mark)
             raise
         for_op = self.emit(d.ForOp(lb, ub, st, inits, Region(body_block)), s)
@@ -417,6 +431,7 @@ class LoopLowering:
         return self.max_iterations
 
     def _rolled_while(self: Lowerer, s: ast.While, scope: _Scope) -> None:
+        self._hold_appended_lists(s.body, scope, s)
         extra: set[str] = set()
         while True:
             try:
@@ -427,10 +442,10 @@ class LoopLowering:
     def _rolled_while_carrying(self: Lowerer, s: ast.While, scope: _Scope, extra: set[str]) -> None:
         bound = self._loop_bound(s)
         carried = self._carried(s.body, scope, extra)
-        cond_block = Block(arg_types=[d.ANY] * len(carried))
-        body_block = Block(arg_types=[d.ANY] * len(carried))
         mark = self._mark()
         inits = [self.materialize(scope.env[n], s) for n in carried]
+        cond_block = Block(arg_types=_carried_types(inits))
+        body_block = Block(arg_types=_carried_types(inits))
         with self._in_block(cond_block):
             sub = self._loop_scope(scope, carried, cond_block.args)
             c = self.to_bool(self.truth(s.test, sub), s.test)
@@ -492,6 +507,38 @@ class LoopLowering:
             if isinstance(v, (SeqVal, ModuleRef, GlobalRef, Closure)):
                 raise NeedsStatic
         return names
+
+    def _hold_appended_lists(self: Lowerer, body: list[ast.stmt], scope: _Scope, node: ast.AST) -> None:
+        """Lists a data-dependent loop appends to (`tokens.append(t.item())`) are held
+        by the host from here on: their length is the trip count's. A list another
+        name or container also holds, or the caller's, stays a compile-time list."""
+        from dycl.frontend.lowering import _assigned_names
+
+        appended = sorted(_appended_names(body) - _assigned_names(body))
+        for name in appended:
+            v = scope.env.get(name)
+            if type(v) is not SeqVal or not v.is_list or v.argument is not None or self._holders(v, scope) != 1:
+                continue
+            mark = self._mark()
+            elems = [self.materialize(e, node) for e in v.items]
+            if any(e.type == d.PYOBJ or isinstance(e.type, d.ListType) for e in elems):
+                self._rollback(mark)  # (a list of tuples or lists: Python objects the IR does not type)
+                continue
+            held = self.emit(d.MakeListOp(elems), node).result
+            held.name_hint = name
+            scope.env[name] = held
+
+    def _holders(self: Lowerer, seq: SeqVal, scope: _Scope) -> int:
+        """How many names and container elements hold `seq`, here and in callers."""
+        count = 0
+        for env in [scope.env] + [sc.env for sc in self._caller_scopes if sc is not scope]:
+            stack = list(env.values())
+            while stack:
+                x = stack.pop()
+                count += x is seq
+                if isinstance(x, SeqVal) and x is not seq:
+                    stack.extend(x.items)
+        return count
 
     def _lists_unchanged(self: Lowerer, scope: _Scope, sub: _Scope) -> None:
         """A rolled body must not grow an outer Python list (its length would depend on the trip count)."""
@@ -571,3 +618,16 @@ class LoopLowering:
         """Erase ops emitted into the current block after `mark` (a failed attempt)."""
         while self.block.last_op is not None and self.block.last_op is not mark:
             self.block.erase_op(self.block.last_op, safe_erase=False)
+
+
+def _carried_types(inits: list[SSAValue]) -> list[Any]:
+    """Block argument types of loop-carried values: a list the host holds stays one
+    (its uses in the body are list ops); the rest `shape-inference` types."""
+    return [d.ListType(d.ANY) if isinstance(v.type, d.ListType) else d.ANY for v in inits]
+
+
+def _appended_names(body: list[ast.stmt]) -> set[str]:
+    """Names `name.append(...)` is called on in `body`."""
+    return {n.func.value.id for st in body for n in ast.walk(st)
+            if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and n.func.attr == "append"
+            and isinstance(n.func.value, ast.Name)}

@@ -276,6 +276,7 @@ class Lowerer(LoopLowering, RegionLowering, ContainerLowering, FunctionLowering,
         self._call_scopes: list[_Scope] = []  # scopes of the calls being lowered (call_value)
         self._caller_if_depths: list[int] = []  # how deep in branches each caller's call was made
         self._joins: dict[SSAValue, list[SSAValue]] = {}  # dycl.if result -> what each path yields
+        self._listed: set[SSAValue] = set()  # storages of tensors appended to lists the host holds
         self.emitted = 0  # ops emitted so far
         self.budgets: list[tuple[object, int]] = []  # per-path loops being lowered: (owner, op limit)
         self.strict_joins: list[set[str]] = []  # flagged loops being lowered: names read after each
@@ -728,6 +729,9 @@ class Lowerer(LoopLowering, RegionLowering, ContainerLowering, FunctionLowering,
                 raise self.unsupported(node, f"in-place update of '{name}' inside a branch while the calling code "
                                              "holds the same tensor")
         roots = possible_roots(old, self.model, self._joins)
+        if roots & self._listed or any(isinstance(r.owner, d.ListGetOp) for r in roots):
+            # the list holds the very tensor (eager's element changes too); the IR's holds a value
+            raise self.unsupported(node, f"in-place update of '{name}', a tensor a list held at run time also holds")
         for env in envs:
             for other, w in bound_values(env):
                 if w is not old and maybe_tensor(w) and roots & possible_roots(w, self.model, self._joins):
@@ -759,7 +763,26 @@ class Lowerer(LoopLowering, RegionLowering, ContainerLowering, FunctionLowering,
                 else:
                     raise self.unsupported(value, "list.extend with a run-time value")
                 return
+            if isinstance(target, SSAValue) and isinstance(target.type, d.ListType) and value.func.attr == "append" \
+                    and len(value.args) == 1 and not value.keywords:
+                self._append_to_held_list(target, self.expr(value.args[0], scope), scope, value)
+                return
         self.expr(value, scope)
+
+    def _append_to_held_list(self, old: SSAValue, item: Value, scope: _Scope, node: ast.AST) -> None:
+        """`tokens.append(t)` on a list the host holds: every name holding the list
+        (here or in a caller, also inside tuples) now holds the longer one."""
+        for sc, depth in zip(self._caller_scopes, self._caller_if_depths):
+            if sc is not scope and depth < self._if_depth and any(w is old for _, w in bound_values(sc.env)):
+                raise self.unsupported(node, "appending inside a branch to a list the calling code holds")
+        value = self.materialize(item, node)
+        if value.type == d.PYOBJ or isinstance(value.type, d.ListType):
+            raise self.unsupported(node, "a list of Python objects or lists held at run time")
+        if maybe_tensor(value):
+            self._listed |= possible_roots(value, self.model, self._joins)
+        new = self.emit(d.ListAppendOp(old, value), node).result
+        for env in [scope.env] + [sc.env for sc in self._caller_scopes]:
+            rebind(env, old, new)
 
     def _assign(self, target: ast.expr, v: Value, scope: _Scope) -> None:
         match target:
@@ -1525,6 +1548,11 @@ class Lowerer(LoopLowering, RegionLowering, ContainerLowering, FunctionLowering,
                 raise self.error(node, "indexing a Python list of tensors needs a compile-time index")
             sel = base.items[index.value]
             return SeqVal(sel, base.is_list) if isinstance(sel, list) else sel
+        if isinstance(base, SSAValue) and isinstance(base.type, d.ListType):
+            at = self.materialize(index, node)
+            if at.type != i64:
+                raise self.unsupported(node, "a slice of a list held at run time")
+            return self.emit(d.ListGetOp(base, at), node).result
         return self.call_function("_operator.getitem", [base, index], {}, node)
 
     # ------------------------------------------------------------------ calls
@@ -1861,6 +1889,8 @@ class Lowerer(LoopLowering, RegionLowering, ContainerLowering, FunctionLowering,
             (a,) = args
             if isinstance(a, SeqVal):
                 return Static(len(a.items))
+            if isinstance(a, SSAValue) and isinstance(a.type, d.ListType):
+                return self.emit(d.ListLenOp(a), node).result
             if isinstance(a, ModuleRef):
                 return Static(len(a.module))
         if (obj in (dict, collections.OrderedDict, reversed) or not statics) and (

@@ -143,6 +143,15 @@ class PythonHostEmitter:
                 self.emit(f"{n(op.result)} = {text}", depth)
             case d.GetItemOp():
                 self.emit(f"{n(op.result)} = {n(op.source)}[{op.index.value.data}]", depth)
+            case d.MakeListOp():
+                self.emit(f"{n(op.result)} = [{', '.join(self.list_element(e) for e in op.elements)}]", depth)
+            case d.ListAppendOp():
+                # a new list: the operand may still be read (a value another path keeps)
+                self.emit(f"{n(op.result)} = {n(op.source)} + [{self.list_element(op.value)}]", depth)
+            case d.ListGetOp():
+                self.emit(f"{n(op.result)} = {n(op.source)}[{n(op.index)}]", depth)
+            case d.ListLenOp():
+                self.emit(f"{n(op.result)} = len({n(op.source)})", depth)
             case d.IfOp():
                 targets = [n(r) for r in op.output]
                 self.emit(f"if {n(op.cond)}:", depth)
@@ -226,6 +235,14 @@ class PythonHostEmitter:
             elif isinstance(r.type, TupleType):
                 self.emit(f"_region_tuple({self.name(r)}, {_lengths(r.type)!r}, {op.loc.data!r})", depth)
 
+    def list_element(self, v: SSAValue) -> str:
+        """A list element as eager holds it: tensors are torch's (what the list is
+        returned as, or handed to torch.stack on the host)."""
+        if d.contains_tensor_type(v.type):
+            self.host_torch = True
+            return f"_t({self.name(v)})"
+        return self.name(v)
+
     def call_args(self, op: d.CallFunctionOp) -> str:
         pos, kw = op.positional_and_keyword()
         return ", ".join([self.arg(op, v) for v in pos] + [f"{k}={self.arg(op, v)}" for k, v in kw.items()])
@@ -250,7 +267,7 @@ def _from_python(v: SSAValue) -> bool:
     op = v.owner
     while isinstance(op, d.GetItemOp):
         op = op.source.owner
-    return d.contains_tensor_type(v.type) and (isinstance(op, d.PyRegionOp) or (
+    return d.contains_tensor_type(v.type) and (isinstance(op, (d.PyRegionOp, d.ListGetOp)) or (
         isinstance(op, Operation) and d.ON_HOST_ATTR in op.attributes))
 
 

@@ -591,9 +591,19 @@ class _Builder:
         self.leaves_loop.append(False)
         body, _, _ = self.block(inner, ind + "    ")
         self.leaves_loop.pop()
+        tail: list[str] = []
+        if self.chance(40):
+            # A list the loop appends to (a decoder's outputs): its length is the trip count's.
+            self.features.add("held_list")
+            acc, v = f"acc{counter}", self.var(ctx)
+            head.insert(0, f"{ind}{acc} = []")
+            body = body + [f"{ind}    {acc}.append({self.var(inner)} * {self.pick(MUL_CONSTS)})"]
+            tail = [f"{ind}if {acc}:", f"{ind}    {v} = {v} + torch.stack({acc}).mean(0) * len({acc})"]
+            if self.chance(50):
+                tail.append(f"{ind}{v} = {v} - {acc}[-1] if len({acc}) > 1 else {v}")
         # It may run no iteration: it never ends the function, and names first
         # assigned in its body are not used after it.
-        return head + body, ctx.defined, None
+        return head + body + tail, ctx.defined, None
 
 
 def _aliases(expr: str) -> frozenset[str]:

@@ -1,0 +1,144 @@
+"""Decoders and loops that append to a Python list in a loop the data ends, written
+as published greedy decoders and captioners write them. Each list's length is the
+trip count's, so the host holds it (`!dycl.list`); the loops stay compiled.
+
+CASES: name -> (factory, inputs that drive every loop length and exit)."""
+
+import torch
+from torch import nn
+import torch.nn.functional as F
+
+EOS = 3
+
+
+class GreedyTokenIds(nn.Module):
+    """The tutorial decoder: token ids read with .item() into a list, `while True`
+    with a data-dependent break and a length cap, the ids returned as a tensor."""
+
+    def __init__(self, vocab=5, hidden=16, max_len=20):
+        super().__init__()
+        self.embedding = nn.Embedding(vocab, hidden)
+        self.gru = nn.GRUCell(hidden, hidden)
+        self.out = nn.Linear(hidden, vocab)
+        self.max_len = max_len
+
+    def forward(self, h):
+        word = torch.zeros(1, dtype=torch.long)
+        words = []
+        while True:
+            h = self.gru(self.embedding(word), h)
+            word = self.out(h).argmax(dim=-1)
+            words.append(word.item())
+            if word.item() == EOS or len(words) >= self.max_len:
+                break
+        return torch.tensor(words)
+
+
+class StackedStepLogits(nn.Module):
+    """Per-step logits collected in a list and stacked after the loop, which ends on
+    a confidence test or a cap in its condition; the list's length is returned too."""
+
+    def __init__(self):
+        super().__init__()
+        self.cell = nn.LSTMCell(4, 8)
+        self.head = nn.Linear(8, 5)
+        self.back = nn.Linear(5, 4)
+
+    def forward(self, x):
+        h = c = torch.zeros(1, 8)
+        outputs = []
+        inp = x
+        while len(outputs) < 12:
+            h, c = self.cell(inp, (h, c))
+            logits = self.head(h)
+            outputs.append(logits)
+            if inp.abs().sum() > 6:
+                break
+            inp = inp * 1.5 + F.softmax(logits, -1)[:, :4]
+        return torch.stack(outputs, dim=1), len(outputs)
+
+
+class ListOfIdsReturned(nn.Module):
+    """The decoded ids returned as eager returns them, a Python list of ints, with
+    the last one read back (`ids[-1]`) inside the loop."""
+
+    def __init__(self):
+        super().__init__()
+        self.embed = nn.Embedding(8, 8)
+        self.proj = nn.Linear(8, 8)
+
+    def forward(self, x):
+        ids = [int(x.argmax())]
+        state = x
+        while ids[-1] != 0 and len(ids) < 10:
+            state = torch.tanh(state + self.embed(torch.tensor([ids[-1]])))
+            ids.append(int(self.proj(state).argmax()))
+        return ids
+
+
+class AppendOverRuntimeRange(nn.Module):
+    """A loop over `range(n)` with n read from the data, appending each step's
+    tensor to a list that starts with the input, concatenated after."""
+
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(4, 4)
+
+    def forward(self, x):
+        n = int(x.abs().sum().item()) % 5
+        parts = [x]
+        for i in range(n):
+            parts.append(self.fc(parts[-1]) * (i + 1))
+        return torch.cat(parts, 0), sum(p.sum() for p in [x])
+
+
+class IterateTheDecodedList(nn.Module):
+    """The decoded list read after the loop: iterated, its length, its truth value,
+    and a Python `sum` and `max` over it."""
+
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(4, 4)
+
+    def forward(self, x):
+        scores = []
+        while x.abs().sum() < 20 and len(scores) < 12:
+            x = self.fc(x) * 0.1 + x * 1.5 + 0.1
+            scores.append(float(x.detach().sum()))
+        total = torch.zeros(())
+        for s in scores:
+            total = total + s
+        return total, len(scores), bool(scores), sum(scores), max(scores) if scores else None
+
+
+class LastOfAGrowingList(nn.Module):
+    """A list of tensors grown while the data says so and its last element returned:
+    eager's IndexError where the loop never ran."""
+
+    def forward(self, x):
+        ys = []
+        while x.sum() > 0:
+            ys.append(x)
+            x = x - 1
+        return ys[-1]
+
+
+def _states(n=6, seed=0):
+    g = torch.Generator().manual_seed(seed)
+    return [(torch.randn(1, 16, generator=g) * 3,) for _ in range(n)]
+
+
+def _rows(n=6, seed=1, width=4):
+    g = torch.Generator().manual_seed(seed)
+    return [(torch.randn(1, width, generator=g) * s,) for s in (0.1, 0.5, 1, 2, 4, 8)[:n]]
+
+
+CASES = {
+    "last_of_a_growing_list": (LastOfAGrowingList, [(torch.full((1, 4), v),) for v in (0.5, 2.0, 3.3, -3.0)]),
+    "greedy_token_ids": (GreedyTokenIds, _states(8)),
+    "stacked_step_logits": (StackedStepLogits, _rows()),
+    "list_of_ids_returned": (ListOfIdsReturned, [(torch.randn(1, 8, generator=torch.Generator().manual_seed(k)),)
+                                                 for k in range(6)] + [(torch.zeros(1, 8),)]),
+    "append_over_runtime_range": (AppendOverRuntimeRange, _rows() + [(torch.zeros(1, 4),)]),
+    "iterate_the_decoded_list": (IterateTheDecodedList, _rows() + [(torch.full((1, 4), 6.0),)]),
+}

@@ -1,0 +1,72 @@
+"""Lists a data-dependent loop appends to are held by the host (`!dycl.list`): the
+loop stays compiled (no fallback region) and equals eager on every trip count."""
+
+import pytest
+import torch
+
+import dycl
+from models.held_lists import CASES
+
+
+def _same(a, b):
+    if isinstance(a, torch.Tensor):
+        return isinstance(b, torch.Tensor) and a.dtype == b.dtype and a.shape == b.shape and bool(
+            torch.allclose(a, b, atol=1e-5, equal_nan=True))
+    if isinstance(a, (tuple, list)):
+        return type(a) is type(b) and len(a) == len(b) and all(map(_same, a, b))
+    return type(a) is type(b) and (a == b or a != a and b != b)
+
+
+def _outcome(f, args):
+    try:
+        return f(*args)
+    except Exception as e:  # the compiled model raises what eager raises
+        return type(e), str(e)
+
+
+def _shapes(out):
+    """What differs with the trip count: shapes, list lengths."""
+    if isinstance(out, torch.Tensor):
+        return tuple(out.shape)
+    if isinstance(out, (tuple, list)):
+        return (len(out), *map(_shapes, out))
+    return out if type(out) is int else None
+
+
+def check(name, backend):
+    factory, inputs = CASES[name]
+    torch.manual_seed(0)
+    model = factory().eval()
+    cm = dycl.compile(model, inputs[0], backend=backend, fallback="error")
+    seen = set()
+    with torch.no_grad():
+        for args in inputs:
+            want, got = _outcome(model, args), _outcome(cm, args)
+            assert _same(want, got), (name, args, want, got)
+            seen.add(_shapes(want))
+    assert len(seen) > 1, f"{name}: every input took the same trip count ({seen})"
+    return cm
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_held_list_loop_matches_eager(name):
+    check(name, "torch")
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("backend", ["onnxruntime", "tvm"])
+@pytest.mark.parametrize("name", ["greedy_token_ids", "stacked_step_logits"])
+def test_held_list_loop_on_a_compiler(name, backend):
+    cm = check(name, backend)
+    assert {s["backend"] for s in cm.subgraphs.values()} <= {backend, "torch"}, cm.subgraphs
+
+
+def test_held_list_artifact_reloads(tmp_path):
+    cm = check("greedy_token_ids", "onnxruntime")
+    cm.save(tmp_path / "art")
+    loaded = dycl.load(tmp_path / "art")
+    factory, inputs = CASES["greedy_token_ids"]
+    torch.manual_seed(0)
+    model = factory().eval()
+    for args in inputs:
+        assert torch.equal(model(*args), loaded(*args))
