@@ -1532,7 +1532,7 @@ class Lowerer(LoopLowering, RegionLowering, ContainerLowering, FunctionLowering,
         if isinstance(base, Static) and isinstance(base.value, (list, tuple)):
             if self.loop_depth:
                 raise NeedsStatic
-            raise self.error(node, "indexing a Python sequence needs a compile-time index")
+            return self._get_at_run_time(SeqVal([Static(e) for e in base.value]), index, node)
         if isinstance(base, ObjectVal):
             raise self.error(node, f"'{base.cls.__name__}' object is not subscriptable")
         if isinstance(base, DictVal):
@@ -1544,16 +1544,35 @@ class Lowerer(LoopLowering, RegionLowering, ContainerLowering, FunctionLowering,
         if isinstance(base, SeqVal):
             if not isinstance(index, Static):
                 if self.loop_depth:
-                    raise NeedsStatic
-                raise self.error(node, "indexing a Python list of tensors needs a compile-time index")
+                    raise NeedsStatic  # unrolled, each iteration's index known
+                return self._get_at_run_time(base, index, node)
             sel = base.items[index.value]
             return SeqVal(sel, base.is_list) if isinstance(sel, list) else sel
         if isinstance(base, SSAValue) and isinstance(base.type, d.ListType):
-            at = self.materialize(index, node)
-            if at.type != i64:
-                raise self.unsupported(node, "a slice of a list held at run time")
-            return self.emit(d.ListGetOp(base, at), node).result
+            return self._list_get(base, index, node)
         return self.call_function("_operator.getitem", [base, index], {}, node)
+
+    def _list_get(self, held: SSAValue, index: Value, node: ast.AST) -> SSAValue:
+        at = self.materialize(index, node)
+        if at.type == d.ANY:  # `seqs[scores.argmax()]`: a tensor index, read on the host
+            at = self.emit(d.ItemOp(at, i64), node).results[0]
+        if at.type != i64:
+            raise self.unsupported(node, "a slice of a list held at run time")
+        return self.emit(d.ListGetOp(held, at), node).result
+
+    def _get_at_run_time(self, seq: SeqVal, index: Value, node: ast.AST) -> SSAValue:
+        """`seqs[best]`, a Python sequence indexed by a run-time number (beam search
+        picking its best hypothesis): the host holds a copy and picks."""
+        if isinstance(seq, (DictVal, NamedSeq)):
+            raise self.unsupported(node, "indexing a dict or named tuple with a run-time value")
+        mark = self.block.last_op
+        elems = [self.materialize(e, node) for e in seq.items]
+        if any(e.type == d.PYOBJ or isinstance(e.type, d.ListType) for e in elems):
+            while self.block.last_op is not mark:
+                self.block.erase_op(self.block.last_op, safe_erase=False)  # type: ignore[arg-type]
+            raise self.unsupported(node, "indexing a sequence of Python objects with a run-time value")
+        held = self.emit(d.MakeListOp(elems), node).result
+        return self._list_get(held, index, node)
 
     # ------------------------------------------------------------------ calls
 

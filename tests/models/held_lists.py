@@ -123,6 +123,26 @@ class LastOfAGrowingList(nn.Module):
         return ys[-1]
 
 
+class PickedByARunTimeIndex(nn.Module):
+    """Beam search's last step: the best of the hypotheses built in an unrolled loop,
+    `seqs[scores.argmax()]`, and a config tuple indexed by a number read from data."""
+
+    def __init__(self):
+        super().__init__()
+        self.heads = nn.ModuleList([nn.Linear(4, 4) for _ in range(3)])
+        self.temperatures = (0.5, 1.0, 2.0)
+
+    def forward(self, x):
+        seqs, scores = [], []
+        for head in self.heads:
+            y = torch.tanh(head(x))
+            seqs.append(y)
+            scores.append(y.sum())
+        best = torch.stack(scores).argmax()
+        k = int(x.abs().sum()) % 3
+        return seqs[best] * self.temperatures[k], self.temperatures[k], k
+
+
 def _states(n=6, seed=0):
     g = torch.Generator().manual_seed(seed)
     return [(torch.randn(1, 16, generator=g) * 3,) for _ in range(n)]
@@ -134,6 +154,7 @@ def _rows(n=6, seed=1, width=4):
 
 
 CASES = {
+    "picked_by_a_run_time_index": (PickedByARunTimeIndex, _rows() + [(torch.full((1, 4), 0.3),)]),
     "last_of_a_growing_list": (LastOfAGrowingList, [(torch.full((1, 4), v),) for v in (0.5, 2.0, 3.3, -3.0)]),
     "greedy_token_ids": (GreedyTokenIds, _states(8)),
     "stacked_step_logits": (StackedStepLogits, _rows()),
