@@ -55,19 +55,24 @@ def appended(held: HeldList, value: Any, type_of: Callable[[Any], Attribute],
 
 def on_lists(fn: Any, args: list[Any], kwargs: dict[str, Any], stand_in: Callable[[Any], Any],
              run: Callable[[Any, list[Any], dict[str, Any]], Any]) -> tuple[Any, Any]:
-    """`fn`'s results with each held list one element long, then two."""
+    """`fn`'s results with each held list one element long, then two (`stand_in`
+    gives a value for an unknown one, an element or another argument)."""
     def concrete(v: Any, n: int) -> Any:
         if not isinstance(v, HeldList):
-            return v
+            return stand_in(v)
         return [] if v.element is None else [stand_in(v.element)] * n
 
     return tuple(run(fn, [concrete(a, n) for a in args], {k: concrete(v, n) for k, v in kwargs.items()})
                  for n in (1, 2))  # type: ignore[return-value]
 
 
-def joined_result(one: Any, two: Any, empty: Callable[[TensorType], Any], unknown: Callable[[Attribute], Any]) -> Any:
+def joined_result(one: Any, two: Any, empty: Callable[[TensorType], Any], unknown: Callable[[Attribute], Any],
+                  element: Any = None) -> Any:
     """What a call on a held list gives, from its results on one and two elements:
-    a tensor whose sizes that differ are dynamic, or an unknown scalar."""
+    a tensor whose sizes that differ are dynamic, an unknown scalar, or another
+    held list of the same elements (`tokens[-3:]`, `list(tokens)`)."""
+    if type(one) is list and type(two) is list:
+        return HeldList(element if one or two else None)
     if isinstance(one, torch.Tensor) and isinstance(two, torch.Tensor):
         a, b = type_of_value(one), type_of_value(two)
         assert isinstance(a, TensorType) and isinstance(b, TensorType)

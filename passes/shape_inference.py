@@ -399,7 +399,7 @@ class _Inferrer:
         """A call that takes a list the host holds (`torch.stack(outs)`): the host
         runs it with torch; its result type from lists of one and two elements."""
         def stand_in(v: Any) -> Any:
-            return _stand_ins(v)[0] if isinstance(v, Unknown) else v
+            return _substitute(v, 0)
 
         def run(f: Any, a: list[Any], k: dict[str, Any]) -> Any:
             with self.mode:
@@ -407,8 +407,9 @@ class _Inferrer:
 
         one, two = on_lists(fn, args, kwargs, stand_in, run)
         op.attributes[d.ON_HOST_ATTR] = UnitAttr()
+        element = next(a.element for a in (*args, *kwargs.values()) if isinstance(a, HeldList))
         try:
-            return joined_result(one, two, self.empty, Unknown)
+            return joined_result(one, two, self.empty, Unknown, element)
         except TypeError as e:
             raise PassError(f"'{_op_label(op)}' of a list held at run time: {e}", op) from None
 
@@ -543,6 +544,8 @@ class _Inferrer:
                 raise PassError(e.message, op) from None
             except (ImportError, AttributeError):
                 raise PassError(f"unknown function '{op.target.data}'", op) from None
+        elif isinstance(args[0], HeldList):  # `tokens.index(t)`: list's own method, on the host
+            return self._call_on_lists(op, getattr(list, op.method.data), args, kwargs)
         else:
             recv, args = args[0], args[1:]
             if isinstance(recv, Unknown):

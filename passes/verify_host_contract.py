@@ -74,6 +74,8 @@ def _why_not(op: Operation) -> str | None:
         return "a list held at run time (a Python list the loop appends to)"
     if isinstance(op, (d.CallFunctionOp, d.CallMethodOp)):
         what = op.target.data if isinstance(op, d.CallFunctionOp) else f".{op.method.data}()"
+        if any(isinstance(v.type, d.ListType) for v in op.operands):
+            return f"call '{what}' of a list held at run time (Python, run by the host)"
         if d.ON_HOST_ATTR in op.attributes:
             return f"tensor call '{what}' run on the host (its result's size depends on the data)"
         return f"Python call '{what}' (lower-host-scalars lowers only calls arith/math express exactly)"

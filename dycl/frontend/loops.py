@@ -18,6 +18,7 @@ from torch import nn
 from xdsl.dialects.builtin import TensorType, i64
 from xdsl.ir import Block, Operation, Region, SSAValue
 
+from dycl.diagnostics import FrontendError
 from dycl.dialects import dycl as d
 from dycl.frontend.inplace import bound_values, maybe_tensor, possible_roots
 from dycl.frontend.state import is_state_key
@@ -138,6 +139,15 @@ class NeedsStatic(Exception):
     """Raised inside a rolled loop body when a value must be known per iteration."""
 
 
+class _ListsChanged(NeedsStatic):
+    """A rolled body changed outer Python lists (through a helper, `extend`): the
+    host may hold them, and the loop be lowered again."""
+
+    def __init__(self, names: set[str]):
+        super().__init__()
+        self.names = names
+
+
 class InPlaceSharing(NeedsStatic):
     """A rolled body updates a tensor in place that another name shares across
     iterations: one block argument per name cannot keep them one tensor."""
@@ -176,8 +186,7 @@ class LoopLowering:
         if items is None:
             if isinstance(it, RuntimeRange):
                 try:
-                    self._hold_appended_lists(s.body, scope, s)
-                    self._rolled_for(s, (it.start, it.stop, it.step), scope, held)
+                    self._rolled_for(s, (it.start, it.stop, it.step), scope, held, hold_lists=True)
                 except NeedsStatic as e:
                     raise self.unsupported(s, e.message if isinstance(e, InPlaceSharing) else (
                         "a loop over a run-time range whose body needs per-iteration compile-time values")) from None
@@ -288,15 +297,21 @@ class LoopLowering:
         scope.env.pop(flag, None)
 
     def _rolled_for(self: Lowerer, s: ast.For, bounds: tuple[Value, Value, Value], scope: _Scope,
-                    elements: SSAValue | None = None) -> None:
+                    elements: SSAValue | None = None, hold_lists: bool = False) -> None:
         """Emit `dycl.for` (the target bound to the index, or to that element of
-        `elements`); raises NeedsStatic when the body needs per-iteration values."""
+        `elements`); raises NeedsStatic when the body needs per-iteration values.
+        `hold_lists`: lists the body changes are held by the host (a run-time range)."""
         extra: set[str] = set()
+        if hold_lists:
+            self._hold_lists(_appended_names(s.body), s.body, scope, s)
         while True:
             try:
                 return self._rolled_for_carrying(s, bounds, scope, extra, elements)
             except _MoreCarried as e:
                 extra |= e.names
+            except _ListsChanged as e:
+                if not hold_lists or not self._hold_lists(e.names, s.body, scope, s):
+                    raise
 
     def _rolled_for_carrying(self: Lowerer, s: ast.For, bounds: tuple[Value, Value, Value], scope: _Scope,
                              extra: set[str], elements: SSAValue | None) -> None:
@@ -431,13 +446,21 @@ class LoopLowering:
         return self.max_iterations
 
     def _rolled_while(self: Lowerer, s: ast.While, scope: _Scope) -> None:
-        self._hold_appended_lists(s.body, scope, s)
+        held = self._hold_lists(_appended_names(s.body), s.body, scope, s)
         extra: set[str] = set()
         while True:
             try:
                 return self._rolled_while_carrying(s, scope, extra)
             except _MoreCarried as e:
                 extra |= e.names
+            except _ListsChanged as e:
+                if not self._hold_lists(e.names, s.body, scope, s):
+                    raise
+                held = True
+            except FrontendError:
+                if held:  # the body does with a list what a held one cannot (`pop`): unrolled, as before
+                    raise NeedsStatic from None
+                raise
 
     def _rolled_while_carrying(self: Lowerer, s: ast.While, scope: _Scope, extra: set[str]) -> None:
         bound = self._loop_bound(s)
@@ -508,14 +531,15 @@ class LoopLowering:
                 raise NeedsStatic
         return names
 
-    def _hold_appended_lists(self: Lowerer, body: list[ast.stmt], scope: _Scope, node: ast.AST) -> None:
+    def _hold_lists(self: Lowerer, names: set[str], body: list[ast.stmt], scope: _Scope, node: ast.AST) -> bool:
         """Lists a data-dependent loop appends to (`tokens.append(t.item())`) are held
         by the host from here on: their length is the trip count's. A list another
-        name or container also holds, or the caller's, stays a compile-time list."""
+        name or container also holds, or the caller's, stays a compile-time list.
+        Whether any list is held now that was not."""
         from dycl.frontend.lowering import _assigned_names
 
-        appended = sorted(_appended_names(body) - _assigned_names(body))
-        for name in appended:
+        held_any = False
+        for name in sorted(names - _assigned_names(body)):
             v = scope.env.get(name)
             if type(v) is not SeqVal or not v.is_list or v.argument is not None or self._holders(v, scope) != 1:
                 continue
@@ -527,6 +551,8 @@ class LoopLowering:
             held = self.emit(d.MakeListOp(elems), node).result
             held.name_hint = name
             scope.env[name] = held
+            held_any = True
+        return held_any
 
     def _holders(self: Lowerer, seq: SeqVal, scope: _Scope) -> int:
         """How many names and container elements hold `seq`, here and in callers."""
@@ -542,9 +568,9 @@ class LoopLowering:
 
     def _lists_unchanged(self: Lowerer, scope: _Scope, sub: _Scope) -> None:
         """A rolled body must not grow an outer Python list (its length would depend on the trip count)."""
-        for n, v in scope.env.items():
-            if isinstance(v, SeqVal) and not same_value(v, sub.env.get(n)):
-                raise NeedsStatic
+        changed = {n for n, v in scope.env.items() if isinstance(v, SeqVal) and not same_value(v, sub.env.get(n))}
+        if changed:
+            raise _ListsChanged(changed)
 
     def _check_carried(self: Lowerer, scope: _Scope, sub: _Scope, carried: list[str]) -> None:
         """Names the body changed without assigning them (in-place updates of aliases)."""

@@ -763,13 +763,17 @@ class Lowerer(LoopLowering, RegionLowering, ContainerLowering, FunctionLowering,
                 else:
                     raise self.unsupported(value, "list.extend with a run-time value")
                 return
-            if isinstance(target, SSAValue) and isinstance(target.type, d.ListType) and value.func.attr == "append" \
-                    and len(value.args) == 1 and not value.keywords:
-                self._append_to_held_list(target, self.expr(value.args[0], scope), scope, value)
+            if isinstance(target, SSAValue) and isinstance(target.type, d.ListType) and len(value.args) == 1 \
+                    and not value.keywords:
+                arg = self.expr(value.args[0], scope)
+                if value.func.attr == "extend" and not isinstance(arg, SeqVal):
+                    raise self.unsupported(value, "extending a list held at run time by a run-time sequence")
+                for item in arg.items if value.func.attr == "extend" else [arg]:  # type: ignore[union-attr]
+                    target = self._append_to_held_list(target, item, scope, value)
                 return
         self.expr(value, scope)
 
-    def _append_to_held_list(self, old: SSAValue, item: Value, scope: _Scope, node: ast.AST) -> None:
+    def _append_to_held_list(self, old: SSAValue, item: Value, scope: _Scope, node: ast.AST) -> SSAValue:
         """`tokens.append(t)` on a list the host holds: every name holding the list
         (here or in a caller, also inside tuples) now holds the longer one."""
         for sc, depth in zip(self._caller_scopes, self._caller_if_depths):
@@ -783,6 +787,7 @@ class Lowerer(LoopLowering, RegionLowering, ContainerLowering, FunctionLowering,
         new = self.emit(d.ListAppendOp(old, value), node).result
         for env in [scope.env] + [sc.env for sc in self._caller_scopes]:
             rebind(env, old, new)
+        return new
 
     def _assign(self, target: ast.expr, v: Value, scope: _Scope) -> None:
         match target:
@@ -1553,11 +1558,15 @@ class Lowerer(LoopLowering, RegionLowering, ContainerLowering, FunctionLowering,
         return self.call_function("_operator.getitem", [base, index], {}, node)
 
     def _list_get(self, held: SSAValue, index: Value, node: ast.AST) -> SSAValue:
+        if isinstance(index, Static) and isinstance(index.value, slice):  # `tokens[-3:]`: a list, by the host
+            operands = [held, self.materialize(index, node)]
+            return self.emit(d.CallFunctionOp("_operator.getitem", operands, result_type=d.ListType(d.ANY)),
+                             node).results[0]
         at = self.materialize(index, node)
         if at.type == d.ANY:  # `seqs[scores.argmax()]`: a tensor index, read on the host
             at = self.emit(d.ItemOp(at, i64), node).results[0]
         if at.type != i64:
-            raise self.unsupported(node, "a slice of a list held at run time")
+            raise self.unsupported(node, "indexing a list held at run time by a run-time slice")
         return self.emit(d.ListGetOp(held, at), node).result
 
     def _get_at_run_time(self, seq: SeqVal, index: Value, node: ast.AST) -> SSAValue:

@@ -143,6 +143,42 @@ class PickedByARunTimeIndex(nn.Module):
         return seqs[best] * self.temperatures[k], self.temperatures[k], k
 
 
+class AppendedInAHelper(nn.Module):
+    """The step in a helper that appends to the list it is handed, and a second list
+    extended by two numbers a step."""
+
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(4, 4)
+
+    def _step(self, x, outs):
+        y = torch.tanh(self.fc(x)) + x
+        outs.append(y)
+        return y
+
+    def forward(self, x):
+        outs, scores = [], []
+        while x.abs().sum() < 10:
+            x = self._step(x, outs) * 1.3
+            scores.extend([float(x.detach().sum()), 1.0])
+        return (torch.cat(outs, 0) if outs else x), len(scores), sum(scores)
+
+
+class ListMethodsAndSlices(nn.Module):
+    """The decoded ids' tail (`ids[-3:]`), `index`, `count`, a copy, a slice's length."""
+
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(4, 4)
+
+    def forward(self, x):
+        ids = [0]
+        while x.abs().sum() < 10:
+            x = torch.tanh(self.fc(x)) + x * 1.3
+            ids.append(int(x.argmax()))
+        return torch.tensor(ids[-3:]), ids.index(ids[-1]), ids.count(0), len(ids[1:]), list(ids)
+
+
 def _states(n=6, seed=0):
     g = torch.Generator().manual_seed(seed)
     return [(torch.randn(1, 16, generator=g) * 3,) for _ in range(n)]
@@ -154,6 +190,8 @@ def _rows(n=6, seed=1, width=4):
 
 
 CASES = {
+    "list_methods_and_slices": (ListMethodsAndSlices, _rows() + [(torch.full((1, 4), 3.0),)]),
+    "appended_in_a_helper": (AppendedInAHelper, _rows() + [(torch.full((1, 4), 3.0),)]),
     "picked_by_a_run_time_index": (PickedByARunTimeIndex, _rows() + [(torch.full((1, 4), 0.3),)]),
     "last_of_a_growing_list": (LastOfAGrowingList, [(torch.full((1, 4), v),) for v in (0.5, 2.0, 3.3, -3.0)]),
     "greedy_token_ids": (GreedyTokenIds, _states(8)),
