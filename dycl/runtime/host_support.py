@@ -56,6 +56,11 @@ def host_array(t: Any) -> Any:
 
 def to_bool(t: Any) -> bool:
     """bool() of a one-element tensor: the only device→host read of a predicate."""
+    if type(t).__module__ == "torch":  # torch's own read: ~0.3 us, where DLPack to numpy takes ~2 us
+        if t.numel() != 1:
+            raise RuntimeError(f"Boolean value of Tensor with {'no values' if t.numel() == 0 else 'more than one value'}"
+                               " is ambiguous")
+        return bool(t)
     if isinstance(t, (bool, int, float, list, tuple, dict, type(None), _np.ndarray, _np.generic)):
         return bool(t)  # a Python value a region made (`if not picked:`, `if arr.any():`), as Python takes it
     try:
@@ -71,6 +76,10 @@ def to_bool(t: Any) -> bool:
 def item(t: Any) -> Any:
     if isinstance(t, (bool, int, float)):
         return t
+    if type(t).__module__ == "torch":  # (see to_bool)
+        if t.numel() != 1:
+            raise RuntimeError(f"a Tensor with {t.numel()} elements cannot be converted to Scalar")
+        return t.item()
     a = host_array(t)
     if a.size != 1:  # eager's error, not numpy's
         raise RuntimeError(f"a Tensor with {a.size} elements cannot be converted to Scalar")
