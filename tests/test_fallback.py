@@ -792,3 +792,27 @@ def test_a_region_that_never_ends_on_stand_ins_does_not_hang_the_compile(monkeyp
     model = ListNms()
     cm = dycl.compile(model, [boxes, scores], backend="torch")
     assert torch.equal(cm(boxes, scores), model(boxes, scores))
+
+
+def test_a_save_after_calls_keeps_the_state_they_changed(tmp_path, monkeypatch):
+    """forward counts its calls on the module (run as Python): an artifact saved
+    after three calls continues from three, as the eager model does."""
+    import importlib
+
+    (tmp_path / "dycl_user_counter.py").write_text(
+        "import torch\nfrom torch import nn\n\n\nclass Counter(nn.Module):\n    def __init__(self):\n"
+        "        super().__init__()\n        self.fc = nn.Linear(4, 4)\n        self.calls = 0\n\n"
+        "    def forward(self, x):\n        self.calls = getattr(self, 'calls') + 1\n"
+        "        return self.fc(x) + self.calls\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    model = importlib.import_module("dycl_user_counter").Counter().eval()
+    x = torch.ones(1, 4)
+    with torch.no_grad():
+        cm = dycl.compile(model, [x], backend="torch")
+        assert cm.fallbacks
+        for _ in range(3):
+            cm(x)
+        cm.save(tmp_path / "art")
+        loaded = dycl.load(tmp_path / "art")
+        assert torch.equal(loaded(x), model(x))  # both the fourth call
+        assert model.calls == 4

@@ -317,9 +317,21 @@ class CompiledModel:
         return dict(getattr(self.report, "ir_dumps", {}))
 
     def save(self, out_dir: str | Path) -> Path:
+        """The artifact, in `out_dir`. A model the artifact holds (for fallback
+        regions and module state) is written as it is now: the attributes forward
+        changed on the calls since the compile (`self.calls += 1`) are eager's."""
         out = Path(out_dir)
         if out.resolve() != self.path.resolve():
             shutil.copytree(self.path, out, dirs_exist_ok=True)
+        saved = self.manifest.get("fallback_model") or {}
+        model = self._model if self._model is not None else getattr(self._program, "root", None)
+        if saved.get("file") and isinstance(model, torch.nn.Module):
+            from dycl.pyregion import model_pickler
+            from dycl.runtime.artifact import seal
+
+            torch.save(model, out / saved["file"], pickle_module=model_pickler())
+            manifest = json.loads((out / "manifest.json").read_text())
+            (out / "manifest.json").write_text(json.dumps(seal(out, manifest), indent=2) + "\n")
         return out
 
 
