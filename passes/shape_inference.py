@@ -555,6 +555,8 @@ class _Inferrer:
                 raise PassError(f"{type(recv).__name__} has no method '{op.method.data}'", op)
         if fn is len and args and isinstance(args[0], torch.Tensor):
             fn = _first_size  # len() must return an int; a dynamic size is a symbol
+        if isinstance(op, d.CallFunctionOp) and op.target.data == "_operator.getitem" and len(args) == 2:
+            args[1] = self._integer_index(op, args[1])
         if holds_list((*args, *kwargs.values())):
             return self._call_on_lists(op, fn, args, kwargs)
         if not any(_has_unknown(a) for a in (*args, *kwargs.values())):
@@ -589,6 +591,34 @@ class _Inferrer:
             return Unknown(t0, picks=(results[0], results[1]))
         return results[0]
 
+
+    def _integer_index(self, op: d.CallFunctionOp, index: Any) -> Any:
+        """`h[tok]` with `tok` a 0-d integer tensor (an argmax) is `h[int(tok)]` in eager
+        (negative from the end, IndexError past it): the host reads it, as an int index
+        (also inside an index tuple, `probs[0, tok]`, built for this use only)."""
+        def scalar(v: Any) -> bool:
+            return isinstance(v, torch.Tensor) and v.dim() == 0 and not v.dtype.is_floating_point \
+                and not v.dtype.is_complex and v.dtype != torch.bool
+
+        def read(operand: SSAValue, before: Operation) -> SSAValue:
+            item = d.ItemOp(operand, i64)
+            item.location = op.location
+            Rewriter.insert_op(item, InsertPoint.before(before))
+            self.set(item.result, Unknown(i64))
+            return item.result
+
+        if scalar(index):
+            op.operands[1] = read(op.operands[1], op)
+            return Unknown(i64)
+        owner = op.operands[1].owner
+        if isinstance(index, tuple) and any(map(scalar, index)) and isinstance(owner, d.MakeTupleOp) and \
+                sum(1 for _ in owner.result.uses) == 1:
+            for k, v in enumerate(index):
+                if scalar(v):
+                    owner.operands[k] = read(owner.operands[k], owner)
+            index = tuple(Unknown(i64) if scalar(v) else v for v in index)
+            self.env[owner.result] = index
+        return index
 
     def _split_on_unit(self, op: Operation, values: list[Any], found: list[unit_sizes.Probe]) -> None:
         """`op`'s result differs at a size of 1 (`x[mask].squeeze(0)` with one row

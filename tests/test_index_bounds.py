@@ -295,3 +295,29 @@ def test_narrow_of_rows_known_only_at_run_time(backend):
             model(x, ids)
         with pytest.raises(error):
             cm(x, ids)
+
+
+class ZeroDimIndex(nn.Module):
+    """A decoder's `h[tok]` with `tok` a 0-d tensor (an argmax): eager indexes by its
+    int value (negative from the end), also inside an index tuple."""
+
+    def forward(self, x, k):
+        tok = torch.argmax(x)
+        return x[tok], x[tok - 8], x.view(1, 8)[0, tok], x[tok + k]
+
+
+@pytest.mark.parametrize("backend", ["torch", "onnxruntime"])
+def test_zero_dim_tensor_index(backend):
+    model = ZeroDimIndex()
+    cm = dycl.compile(model, [torch.randn(8), torch.tensor(0)], backend=backend, fallback="error")
+    gen = torch.Generator().manual_seed(0)
+    raised = 0
+    for i in range(24):
+        inputs = (torch.randn(8, generator=gen), torch.tensor(i % 6 - 2))
+        want, want_exc = _eager(model, inputs)
+        got, got_exc = _eager(cm, inputs)
+        assert want_exc == got_exc, (inputs, want_exc, got_exc)  # the class (messages: see docs/frontend.md)
+        raised += want_exc is not None
+        if want_exc is None:
+            assert all(torch.equal(a, b) for a, b in zip(want, got)), inputs
+    assert 0 < raised < 24
