@@ -402,8 +402,15 @@ class _Inferrer:
             return _substitute(v, 0)
 
         def run(f: Any, a: list[Any], k: dict[str, Any]) -> Any:
-            with self.mode:
-                return _run_torch(op, f, a, k)
+            try:
+                with self.mode:
+                    return _run_torch(op, f, a, k)
+            except PassError as e:
+                if "data-dependent" not in e.message:
+                    raise
+            # It reads the elements' values (`any(t > 2 for t in toks)`, `max(scores)`):
+            # on real zeros of their types, for the result's type only.
+            return _run_torch(op, f, _real_zeros(a), _real_zeros(k))
 
         one, two = on_lists(fn, args, kwargs, stand_in, run)
         op.attributes[d.ON_HOST_ATTR] = UnitAttr()
@@ -786,6 +793,18 @@ def _symbolic_scalar(v: Any) -> Any:
         return Unknown(i64, v)
     if isinstance(v, torch.SymFloat):
         return Unknown(f64)
+    return v
+
+
+def _real_zeros(v: Any) -> Any:
+    """Fake tensors (in lists, tuples, dicts) as real zeros of their dtype; a
+    dynamic size as 2."""
+    if isinstance(v, torch.Tensor):
+        return torch.zeros([n if isinstance(n, int) else 2 for n in v.shape], dtype=v.dtype)
+    if isinstance(v, (list, tuple)):
+        return type(v)(_real_zeros(x) for x in v)
+    if isinstance(v, dict):
+        return {k: _real_zeros(x) for k, x in v.items()}
     return v
 
 

@@ -20,7 +20,8 @@ CASES = {
     "with": ("with torch.autocast('cpu', enabled=False):\n    y = self.fc(x)\nreturn y", "with statement"),
     "nonlocal": ("def bump():\n    nonlocal x\n    x = x + 1\nbump()\nreturn x",
                  "nested function 'bump' that rebinds an outer name (nonlocal/global)"),
-    "listcomp": ("n = int(x.sum() > 0) + 1\nys = [x * k for k in range(n)]\nreturn ys[-1]",
+    # (one `for` over a run-time range is a loop whose list the host holds; two are not)
+    "listcomp": ("n = int(x.sum() > 0) + 1\nys = [x * k * j for k in range(n) for j in range(n)]\nreturn ys[-1]",
                  "comprehension over a run-time value"),
     "generator": ("return sum(t for t in x if t.sum() > 0)", "comprehension filter on a run-time value"),
     "exec": ("exec('y = 1')\nreturn x", "exec()"),

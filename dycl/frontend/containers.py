@@ -19,6 +19,8 @@ from torch import nn
 from xdsl.dialects import arith
 from xdsl.ir import SSAValue
 
+from dycl.dialects import dycl as d
+from dycl.frontend.loops import RuntimeRange, _Injected
 from dycl.frontend.values import MUTATING_METHODS, DictVal, ModuleRef, NamedSeq, ObjectVal, SeqVal, Static, Value
 
 if TYPE_CHECKING:
@@ -33,6 +35,11 @@ class ContainerLowering:
     def _comprehension(self: Lowerer, e: ast.ListComp | ast.GeneratorExp | ast.DictComp, scope: _Scope) -> Value:
         items: list[Value] = []
         out = DictVal()
+        # The first iterable is evaluated in the enclosing scope, once, as Python does.
+        first = self.expr(e.generators[0].iter, scope)
+        if len(e.generators) == 1 and not isinstance(e, ast.DictComp) and not e.generators[0].is_async and (
+                isinstance(first, RuntimeRange) or isinstance(first, SSAValue) and isinstance(first.type, d.ListType)):
+            return self._held_comprehension(e, first, scope)
 
         def run(k: int, sc: _Scope) -> None:
             if k == len(e.generators):
@@ -47,7 +54,7 @@ class ContainerLowering:
             g = e.generators[k]
             if g.is_async:
                 raise self.unsupported(g.iter, "async comprehension")
-            seq = self.iter_items(self.expr(g.iter, sc), g.iter)
+            seq = self.iter_items(first if k == 0 else self.expr(g.iter, sc), g.iter)
             if seq is None:
                 raise self.unsupported(g.iter, "comprehension over a run-time value (iterate over range(), a module "
                                                "list, a Python sequence or a tensor of static shape)")
@@ -71,6 +78,26 @@ class ContainerLowering:
         if isinstance(e, ast.GeneratorExp) and all(isinstance(x, Static) for x in items):
             return Static(tuple(x.value for x in items))  # type: ignore[union-attr]
         return SeqVal(items, is_list=isinstance(e, ast.ListComp))
+
+    def _held_comprehension(self: Lowerer, e: ast.ListComp | ast.GeneratorExp, it: Value, scope: _Scope) -> Value:
+        """`[t.item() for t in tokens]` over a list the host holds or a run-time range:
+        the loop `for t in tokens: out.append(t.item())`, whose list the host holds,
+        in a scope of its own (the target does not leak, as in Python)."""
+        g = e.generators[0]
+        name = f"__dycl_comprehension_{e.lineno}_{e.col_offset}"
+        append = ast.Expr(ast.Call(func=ast.Attribute(value=ast.Name(name, ast.Load()), attr="append", ctx=ast.Load()),
+                                   args=[e.elt], keywords=[]))
+        body: list[ast.stmt] = [append]
+        for cond in reversed(g.ifs):
+            body = [ast.If(test=cond, body=body, orelse=[])]
+        loop = ast.For(target=g.target, iter=_Injected(it, g.iter), body=body, orelse=[])
+        for node in ast.walk(loop):
+            if not hasattr(node, "lineno"):
+                ast.copy_location(node, e)
+        sub = type(scope)(env=dict(scope.env))
+        sub.env[name] = SeqVal([], is_list=True)
+        self._lower_body([loop], sub)
+        return sub.env[name]
 
     def python_object(self: Lowerer, cls: Any, args: list[Value], kwargs: dict[str, Value], node: ast.AST) -> Value | None:
         """`Out(logits, h)` for a namedtuple class, `ModelOutput(logits=y)` for a

@@ -179,6 +179,26 @@ class ListMethodsAndSlices(nn.Module):
         return torch.tensor(ids[-3:]), ids.index(ids[-1]), ids.count(0), len(ids[1:]), list(ids)
 
 
+class ComprehensionsOverHeldLists(nn.Module):
+    """List comprehensions and generator expressions over a decoded list and over a
+    run-time range: loops whose lists the host holds."""
+
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(4, 4)
+
+    def forward(self, x):
+        toks = []
+        while x.abs().sum() < 10:
+            x = torch.tanh(self.fc(x)) + x * 1.3
+            toks.append(x.argmax())
+        ids = [t.item() for t in toks]
+        big = [t.item() * 2 for t in toks if t.item() > 1]
+        n = int(x.abs().sum()) % 4
+        row = [float(x[0, i]) for i in range(n)]
+        return ids, big, sum(t.item() for t in toks), row, any(t > 2 for t in toks)
+
+
 def _states(n=6, seed=0):
     g = torch.Generator().manual_seed(seed)
     return [(torch.randn(1, 16, generator=g) * 3,) for _ in range(n)]
@@ -190,6 +210,7 @@ def _rows(n=6, seed=1, width=4):
 
 
 CASES = {
+    "comprehensions_over_held_lists": (ComprehensionsOverHeldLists, _rows() + [(torch.full((1, 4), 3.0),)]),
     "list_methods_and_slices": (ListMethodsAndSlices, _rows() + [(torch.full((1, 4), 3.0),)]),
     "appended_in_a_helper": (AppendedInAHelper, _rows() + [(torch.full((1, 4), 3.0),)]),
     "picked_by_a_run_time_index": (PickedByARunTimeIndex, _rows() + [(torch.full((1, 4), 0.3),)]),
