@@ -223,6 +223,12 @@ def types_accept(expected: Sequence[Attribute], got: Sequence[Attribute]) -> boo
 _IMPURE_FUNCTIONS = {"torch.manual_seed", "torch.seed", "builtins.print", "builtins.input"}
 
 
+# Calls that only read a list the host holds (others may change it: kept by dce).
+_READS_LISTS = frozenset({"torch.tensor", "torch.as_tensor", "torch.stack", "torch.cat", "torch.concat",
+                          "builtins.sum", "builtins.max", "builtins.min", "builtins.any", "builtins.all",
+                          "builtins.len", "builtins.list", "builtins.sorted", "_operator.getitem",
+                          "_operator.contains", "index", "count"})
+
 # Functions of these modules compute values; calls of anything else are kept even when unused.
 _PURE_CALL_MODULES = ("torch.", "_operator.", "math.", "builtins.", "collections.", "dycl.tensor_ops.")
 
@@ -251,6 +257,9 @@ class _CallEffects(MemoryEffect):
             name = op.target.data
             if name in _IMPURE_FUNCTIONS or not name.startswith(_PURE_CALL_MODULES):
                 return None
+        if any(isinstance(v.type, ListType) for v in op.operands) and (
+                name not in _READS_LISTS or EMPTY_LIST_DTYPE_ATTR in op.attributes):
+            return None  # `toks.sort()` may change the list; an empty list's dtype is checked
         if name.endswith("_") and not name.endswith("__"):
             return None
         return set()
@@ -724,6 +733,14 @@ def _check_element(op: Operation, element: Attribute, value: SSAValue) -> None:
         raise VerifyException(f"'{op.name}' puts a {value.type} into a list of {element}")
 
 
+class _WritesItsList(MemoryEffect):
+    """`dycl.list_append` changes the list it is given."""
+
+    @classmethod
+    def get_effects(cls, op: Operation) -> AbstractSet[EffectInstance] | None:
+        return None  # (unknown effects: kept by dce, never merged or moved)
+
+
 @irdl_op_definition
 class MakeListOp(IRDLOperation):
     """A list the host holds, of the given elements, that may grow at run time.
@@ -752,11 +769,13 @@ class MakeListOp(IRDLOperation):
 
 @irdl_op_definition
 class ListAppendOp(IRDLOperation):
-    """`list.append(value)` as a value: the list with one more element (the host
-    appends to a copy, so the operand stays what it was).
+    """`list.append(value)`: the host appends to the list in place, as Python does
+    (every name and container holding it sees the element), and the result is the
+    same list, its next version for the code after (not a copy: reading the
+    operand afterwards sees the element too). Never removed as unused.
 
     ```mlir
-    %m = dycl.list_append %l, %v : !dycl.list<i64>, i64
+    %m = dycl.list_append %l, %v : !dycl.list<i64>, i64 -> !dycl.list<i64>
     ```
     """
 
@@ -764,7 +783,7 @@ class ListAppendOp(IRDLOperation):
     source = operand_def(ListType)
     value = operand_def()
     result = result_def(ListType)
-    traits = traits_def(Pure())
+    traits = traits_def(_WritesItsList())
 
     assembly_format = "$source `,` $value attr-dict `:` type($source) `,` type($value) `->` type($result)"
 
@@ -1463,6 +1482,9 @@ BACKEND_ATTR = "dycl.backend"
 DATA_DEPENDENT_ATTR = "dycl.data_dependent_shape"
 # On a tensor call the host runs itself, with torch (set by cut-data-dependent-shapes).
 ON_HOST_ATTR = "dycl.on_host"
+# On a call of a list the host holds whose result has another dtype when the list is
+# empty (`torch.tensor([])`: float32): the host checks the dtype it was compiled for.
+EMPTY_LIST_DTYPE_ATTR = "dycl.empty_list_dtype"
 
 
 class _CallSubgraphSymbolUser(SymbolUserOpInterface):

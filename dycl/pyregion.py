@@ -68,12 +68,18 @@ def make_region(code: str, globals_name: str, where: str) -> Callable[..., Any]:
     return namespace["__dycl_region"]
 
 
-def to_torch(value: Any) -> Any:
+def to_torch(value: Any, _seen: set[int] | None = None) -> Any:
     """Backend tensors → torch tensors (zero-copy via DLPack), through tuples, lists
     and dicts. Lists and dicts are converted in place and keep their identity: a
     fallback region that appends to a list or updates a dict changes the host's
-    object, as the same code changes it in eager."""
+    object, as the same code changes it in eager (a list holding itself, once)."""
     import torch
+
+    if isinstance(value, (list, dict)):
+        _seen = set() if _seen is None else _seen
+        if id(value) in _seen:
+            return value
+        _seen.add(id(value))
 
     if hasattr(value, "__dlpack_device__") and not isinstance(value, torch.Tensor):
         return _from_dlpack(value)
@@ -82,7 +88,7 @@ def to_torch(value: Any) -> Any:
     if isinstance(value, tuple):
         # One backend tensor returned twice (`return t, t`) is one torch tensor twice, as in eager.
         done: dict[int, Any] = {}
-        items = tuple(done[id(v)] if id(v) in done else done.setdefault(id(v), to_torch(v)) for v in value)
+        items = tuple(done[id(v)] if id(v) in done else done.setdefault(id(v), to_torch(v, _seen)) for v in value)
         if all(a is b for a, b in zip(items, value)):
             return value
         # Named tuples (torch.return_types.*, collections.namedtuple) keep their type.
@@ -91,12 +97,12 @@ def to_torch(value: Any) -> Any:
         return type(value)(items) if hasattr(type(value), "n_fields") else type(value)(*items)
     if isinstance(value, list):
         for i, v in enumerate(value):
-            if (t := to_torch(v)) is not v:
+            if (t := to_torch(v, _seen)) is not v:
                 value[i] = t
         return value
     if isinstance(value, dict):
         for k, v in value.items():
-            if (t := to_torch(v)) is not v:
+            if (t := to_torch(v, _seen)) is not v:
                 value[k] = t
         return value
     if hasattr(value, "__dlpack__") and not isinstance(value, (int, float, bool)):

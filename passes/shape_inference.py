@@ -38,7 +38,7 @@ from xdsl.rewriter import InsertPoint, Rewriter
 from dycl.diagnostics import DyclError, PassError, SymbolicDimsError
 from dycl.symbols import lookup_symbol
 from dycl.dialects import dycl as d
-from dycl.frontend.values import resolve_qualname
+from dycl.frontend.values import MUTATING_METHODS, resolve_qualname
 from dycl.models import MODEL_ATTR, check_ir_name, model_of
 from dycl import unit_sizes
 from dycl.held_lists import HeldList, appended, element_type, holds_list, joined_result, on_lists
@@ -414,6 +414,14 @@ class _Inferrer:
 
         one, two = on_lists(fn, args, kwargs, stand_in, run)
         op.attributes[d.ON_HOST_ATTR] = UnitAttr()
+        if isinstance(one, torch.Tensor):
+            try:  # `torch.tensor([])` is float32 whatever the elements would have been
+                none = run(fn, [[] if isinstance(a, HeldList) else stand_in(a) for a in args],
+                           {k: [] if isinstance(a, HeldList) else stand_in(a) for k, a in kwargs.items()})
+            except PassError:
+                none = None  # (`torch.stack([])` raises in eager too)
+            if isinstance(none, torch.Tensor) and none.dtype != one.dtype:
+                op.attributes[d.EMPTY_LIST_DTYPE_ATTR] = StringAttr(str(none.dtype))
         element = next(a.element for a in (*args, *kwargs.values()) if isinstance(a, HeldList))
         try:
             return joined_result(one, two, self.empty, Unknown, element)
@@ -555,6 +563,9 @@ class _Inferrer:
             return self._call_on_lists(op, getattr(list, op.method.data), args, kwargs)
         else:
             recv, args = args[0], args[1:]
+            if isinstance(recv, (list, dict, set)) and op.method.data in MUTATING_METHODS:
+                # `toks.sort()` on a list a region made: Python that changes it in place
+                raise PassError(f"'{op.method.data}' changes a Python {type(recv).__name__} in place", op)
             if isinstance(recv, Unknown):
                 raise PassError(f"method '{op.method.data}' on a run-time scalar", op)
             fn = getattr(recv, op.method.data, None)

@@ -7,7 +7,7 @@ import pytest
 import torch
 
 import dycl
-from models.held_lists import CASES
+from models.held_lists import ALIASING, ALIASING_INPUTS, CASES
 
 
 def _same(a, b):
@@ -74,3 +74,30 @@ def test_held_list_artifact_reloads(tmp_path):
     model = factory().eval()
     for args in inputs:
         assert torch.equal(model(*args), loaded(*args))
+
+
+@pytest.mark.parametrize("name", sorted(ALIASING))
+def test_lists_shared_as_python_shares_them(name):
+    model = ALIASING[name]().eval()
+    cm = dycl.compile(model, [ALIASING_INPUTS[0]], backend="torch")
+    for x in ALIASING_INPUTS:
+        want, got = _outcome(model, (x,)), _outcome(cm, (x,))
+        assert repr(want) == repr(got), (name, x, want, got)
+
+
+def test_an_empty_list_s_float32_is_an_error_not_another_dtype():
+    """`torch.tensor([])` is float32 in eager: code compiled for the elements' dtype
+    says so when the list turns out empty, never computes on (or folds the dtype)."""
+    class Ids(torch.nn.Module):
+        def forward(self, x):
+            ids = []
+            i = 0
+            while x[i] > 0:
+                ids.append(bool(x[i] > 1))
+                i += 1
+            return torch.tensor(ids).dtype, torch.tensor(ids).sum() * 2
+
+    cm = dycl.compile(Ids(), [ALIASING_INPUTS[0]], backend="torch")
+    assert cm(ALIASING_INPUTS[1])[0] == torch.bool
+    with pytest.raises(RuntimeError, match="empty list gives torch.float32"):
+        cm(ALIASING_INPUTS[2])

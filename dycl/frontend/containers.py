@@ -219,6 +219,8 @@ class ContainerLowering:
         """Methods of a list or dict built in forward, evaluated at compile time."""
         if recv.argument is not None and name in MUTATING_METHODS:
             self.note_argument_mutated(recv, node)
+        if name in MUTATING_METHODS:
+            self.check_not_one_of_several(recv, self._caller_scopes[-1], node)
         if isinstance(recv, DictVal) and name == "update" and not args:
             for k, x in kwargs.items():
                 recv.set(k, x)

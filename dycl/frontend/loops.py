@@ -539,9 +539,14 @@ class LoopLowering:
         from dycl.frontend.lowering import _assigned_names
 
         held_any = False
+        updated = _updated_in_place(body)
         for name in sorted(names - _assigned_names(body)):
             v = scope.env.get(name)
             if type(v) is not SeqVal or not v.is_list or v.argument is not None or self._holders(v, scope) != 1:
+                continue
+            if _appended_values(body, name) & updated:
+                # `h += x; outs.append(h)`: eager's list holds h itself, each element the last h;
+                # the IR's holds each iteration's value (unrolled or run as Python instead)
                 continue
             mark = self._mark()
             elems = [self.materialize(e, node) for e in v.items]
@@ -657,3 +662,45 @@ def _appended_names(body: list[ast.stmt]) -> set[str]:
     return {n.func.value.id for st in body for n in ast.walk(st)
             if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and n.func.attr == "append"
             and isinstance(n.func.value, ast.Name)}
+
+
+def _appended_values(body: list[ast.stmt], name: str) -> set[str]:
+    """The names `name.append(...)` / `name.extend([...])` put into the list in `body`."""
+    out: set[str] = set()
+    for st in body:
+        for n in ast.walk(st):
+            if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and n.func.attr in ("append", "extend") \
+                    and isinstance(n.func.value, ast.Name) and n.func.value.id == name:
+                out |= set().union(*(_object_names(arg) for arg in n.args))
+    return out
+
+
+def _object_names(e: ast.expr) -> set[str]:
+    """Names whose tensor `e` may be or view: `h`, `h[0]`, `h.view(-1)`, `[h, g]`."""
+    if isinstance(e, ast.Name):
+        return {e.id}
+    if isinstance(e, ast.Subscript):
+        return _object_names(e.value)
+    if isinstance(e, ast.Call) and isinstance(e.func, ast.Attribute):
+        return _object_names(e.func.value)
+    if isinstance(e, (ast.List, ast.Tuple)):
+        return set().union(*(_object_names(x) for x in e.elts))
+    if isinstance(e, ast.Starred):
+        return _object_names(e.value)
+    return set()
+
+
+def _updated_in_place(body: list[ast.stmt]) -> set[str]:
+    """Names whose tensor `body` may change in place: `h += e`, `h.add_(e)`, `h[i] = v`."""
+    out: set[str] = set()
+    for st in body:
+        for n in ast.walk(st):
+            if isinstance(n, ast.AugAssign) and isinstance(n.target, ast.Name):
+                out.add(n.target.id)
+            elif isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and isinstance(n.func.value, ast.Name) \
+                    and n.func.attr.endswith("_") and not n.func.attr.endswith("__"):
+                out.add(n.func.value.id)
+            elif isinstance(n, (ast.Assign, ast.AugAssign)):
+                targets = n.targets if isinstance(n, ast.Assign) else [n.target]
+                out |= {t.value.id for t in targets if isinstance(t, ast.Subscript) and isinstance(t.value, ast.Name)}
+    return out

@@ -198,7 +198,9 @@ def _fill_slots(v: Value, results: list[SSAValue], name: str) -> Value:
             r.name_hint = name
         return r
     if isinstance(v, SeqVal):
-        return v.like([_fill_slots(x, results, name) for x in v.items])
+        filled = v.like([_fill_slots(x, results, name) for x in v.items])
+        filled.origin, filled.sources = v.origin, v.sources  # the same Python object(s)
+        return filled
     return v
 
 
@@ -752,6 +754,8 @@ class Lowerer(LoopLowering, RegionLowering, ContainerLowering, FunctionLowering,
         # `seq.append(x)` on a Python list grows it at compile time.
         if isinstance(value, ast.Call) and isinstance(value.func, ast.Attribute) and value.func.attr in ("append", "extend"):
             target = self.expr(value.func.value, scope)
+            if isinstance(target, SeqVal):
+                self.check_not_one_of_several(target, scope, value)
             if isinstance(target, SeqVal) and target.is_list:
                 if target.argument is not None:
                     self.note_argument_mutated(target, value)
@@ -772,6 +776,45 @@ class Lowerer(LoopLowering, RegionLowering, ContainerLowering, FunctionLowering,
                     target = self._append_to_held_list(target, item, scope, value)
                 return
         self.expr(value, scope)
+
+    def check_not_one_of_several(self, seq: SeqVal, scope: _Scope, node: ast.AST) -> None:
+        """`l = a if c else b; l.append(x)`: Python changes a or b, the compile-time list
+        `l` is neither; while another name still holds one of them, this is refused
+        (inside a loop, which is then unrolled or run as Python whole)."""
+        if self.one_of_several(seq, scope):
+            if self.loop_depth:
+                raise NeedsStatic
+            raise self.unsupported(node, "changing a list that is one of several lists, picked at run time")
+
+    def held_elsewhere(self, seq: SeqVal, name: str, envs: list[dict[str, Value]]) -> bool:
+        """Another name or a container (this function's or a caller's) holds the list
+        `name` holds (the same Python object)."""
+        stack: list[tuple[str | None, Value]] = [(k, v) for env in envs for k, v in env.items()]
+        seen: set[int] = set()
+        while stack:
+            k, v = stack.pop()
+            if isinstance(v, SeqVal):
+                if v.origin is seq.origin and k != name:
+                    return True
+                if id(v) not in seen:
+                    seen.add(id(v))
+                    stack.extend((None, x) for x in v.items)
+        return False
+
+    def one_of_several(self, seq: SeqVal, scope: _Scope) -> bool:
+        """`seq` is a join of lists (`a if c else b`) one of which another name holds."""
+        if not seq.sources:
+            return False
+        stack = [v for env in [scope.env] + [sc.env for sc in self._caller_scopes] for v in env.values()]
+        seen: set[int] = set()
+        while stack:
+            v = stack.pop()
+            if isinstance(v, SeqVal) and id(v) not in seen:
+                seen.add(id(v))
+                if v is not seq and (v.origin in seq.sources or v.sources & seq.sources):
+                    return True
+                stack.extend(v.items)
+        return False
 
     def _append_to_held_list(self, old: SSAValue, item: Value, scope: _Scope, node: ast.AST) -> SSAValue:
         """`tokens.append(t)` on a list the host holds: every name holding the list
@@ -1048,8 +1091,13 @@ class Lowerer(LoopLowering, RegionLowering, ContainerLowering, FunctionLowering,
         ):
             return first
         if isinstance(first, SeqVal) and all(first.same_kind(v) for v in vals):
-            return first.like([self._merge_values([v.items[i] for v in vals], name, slots)  # type: ignore[union-attr]
-                               for i in range(len(first.items))])
+            merged = first.like([self._merge_values([v.items[i] for v in vals], name, slots)  # type: ignore[union-attr]
+                                 for i in range(len(first.items))])
+            if all(v.origin is first.origin for v in vals):  # type: ignore[union-attr]
+                merged.origin, merged.sources = first.origin, first.sources
+            else:  # one of several lists: which one, only the run time knows
+                merged.sources = frozenset().union(*(v.sources or {v.origin} for v in vals))  # type: ignore[union-attr]
+            return merged
         if self.strict_joins and any(isinstance(v, SeqVal) for v in vals):
             raise UnsafeJoin
         if any(isinstance(v, (ModuleRef, GlobalRef, MethodRef, PathDependent, IndexedModule, Closure, ExceptionVal))
@@ -1822,7 +1870,8 @@ class Lowerer(LoopLowering, RegionLowering, ContainerLowering, FunctionLowering,
             return self._item(recv, node, d.ANY)
         if mref.name.endswith("_") and not mref.name.endswith("__"):
             return self._in_place_method(recv, mref.name, args, kwargs, node)
-        if mref.name in MUTATING_METHODS and not hasattr(torch.Tensor, mref.name):
+        if mref.name in MUTATING_METHODS and (not hasattr(torch.Tensor, mref.name) or (
+                isinstance(recv, SSAValue) and isinstance(recv.type, d.ListType))):
             # words.append(w) on a list a region made: a side effect the IR cannot hold.
             raise self.unsupported(node, f"'{mref.name}' on a Python container computed at run time")
         ops = [self.materialize(recv, node)] + [self.materialize(a, node) for a in args]

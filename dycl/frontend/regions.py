@@ -157,8 +157,9 @@ def mutated_names(stmts: list[ast.stmt], env: dict[str, Value]) -> set[str]:
                 base = f.value
                 while isinstance(base, (ast.Subscript, ast.Attribute)):
                     base = base.value  # v[0].add_(...) writes into v
-                if isinstance(base, ast.Name) and (f.attr.endswith("_") or isinstance(env.get(base.id), SeqVal)):
-                    out.add(base.id)  # x.add_(...), xs.append(...)
+                if isinstance(base, ast.Name) and (f.attr.endswith("_") or isinstance(env.get(base.id), SeqVal) or (
+                        f.attr in MUTATING_METHODS and isinstance(env.get(base.id), SSAValue))):
+                    out.add(base.id)  # x.add_(...), xs.append(...) (also a list made at run time)
             root = f
             while isinstance(root, (ast.Attribute, ast.Subscript, ast.Call)):
                 root = root.func if isinstance(root, ast.Call) else root.value
@@ -166,7 +167,21 @@ def mutated_names(stmts: list[ast.stmt], env: dict[str, Value]) -> set[str]:
                 # A user function or module may update its arguments.
                 out.update(a.id for a in [*node.args, *(k.value for k in node.keywords)] if isinstance(a, ast.Name))
                 out.update(a.value.id for a in node.args if isinstance(a, ast.Starred) and isinstance(a.value, ast.Name))
+        elif isinstance(node, (ast.Assign, ast.AnnAssign, ast.NamedExpr)) and node.value is not None:
+            # `l = a if c else b` (or `l = a`): changes made through l change a or b
+            out.update(n for n in _aliased_names(node.value) if isinstance(env.get(n), SeqVal))
     return out
+
+
+def _aliased_names(e: ast.expr) -> set[str]:
+    """Names whose object `e` may evaluate to (itself, not a copy)."""
+    if isinstance(e, ast.Name):
+        return {e.id}
+    if isinstance(e, ast.IfExp):
+        return _aliased_names(e.body) | _aliased_names(e.orelse)
+    if isinstance(e, ast.BoolOp):
+        return set().union(*(_aliased_names(v) for v in e.values))
+    return set()
 
 
 def _literal(x: Any) -> str | None:
@@ -308,6 +323,12 @@ class RegionLowering:
                                  if sc is not scope and depth < self._if_depth for w in sc.env.values()}
         if any(id(scope.env[n]) in lists_held_by_callers for n in mutated if isinstance(scope.env[n], SeqVal)):
             raise Widen(error)
+        if any(isinstance(v := scope.env[n], SeqVal) and self.one_of_several(v, scope) or isinstance(v, SSAValue) and any(
+                isinstance(w.owner, d.MakeTupleOp) and w.owner.is_list is not None for w in self._joins.get(v, ()))
+               for n in mutated):
+            raise Widen(error)  # `l = a if c else b; l.append(x)`: the region must also pick the list
+        if any(isinstance(v := scope.env[n], SeqVal) and self.held_elsewhere(v, n, envs) for n in mutated):
+            raise Widen(error)  # `t = (toks, 1)`: the region's new toks would not reach t
         # Lists and dicts the region may change in place: it hands back their new contents.
         lists = [n for n in sorted(mutated) if isinstance(v := scope.env[n], SeqVal) and (v.is_list or isinstance(v, DictVal))]
         self.note_attribute_writes(stmts, scope)

@@ -88,6 +88,14 @@ class SeqVal:
     items: list[Any] = field(default_factory=list)
     is_list: bool = False
     argument: str | None = field(default=None, kw_only=True)  # the caller's list, passed to forward as this parameter
+    # Which Python object this is (copies made for branches keep it); a join of
+    # different objects (`l = a if c else b`) remembers theirs in `sources`.
+    origin: Any = field(default=None, kw_only=True, compare=False, repr=False)
+    sources: frozenset[Any] = field(default=frozenset(), kw_only=True, compare=False, repr=False)
+
+    def __post_init__(self) -> None:
+        if self.origin is None:
+            self.origin = object()
 
     def like(self, items: list[Any]) -> SeqVal:
         """A value of the same kind (tuple, list, dict with the same keys) holding `items`."""
@@ -231,7 +239,7 @@ def copy_env(env: dict[str, Any]) -> dict[str, Any]:
         if id(v) not in memo:
             memo[id(v)] = c = v.like([])
             c.items = [cp(x) for x in v.items]
-            c.argument = v.argument
+            c.argument, c.origin, c.sources = v.argument, v.origin, v.sources
         return memo[id(v)]
 
     return {k: cp(v) for k, v in env.items()}

@@ -133,6 +133,9 @@ class PythonHostEmitter:
                         self.host_torch = True
                         self.emit(f"{n(v)} = _t({n(v)})", depth)
                 self.emit(f"{n(op.result)} = {module}.{fname}({self.call_args(op)})", depth)
+                if d.EMPTY_LIST_DTYPE_ATTR in op.attributes and isinstance(op.result.type, TensorType):
+                    want = str(dtype_of(op.result.type.element_type))
+                    self.emit(f"_list_result({n(op.result)}, {want!r}, {op.target.data!r})", depth)
             case d.CallMethodOp():
                 pos, kw = op.positional_and_keyword()
                 rest = [self.arg(op, v) for v in pos[1:]] + [f"{k}={self.arg(op, v)}" for k, v in kw.items()]
@@ -146,8 +149,9 @@ class PythonHostEmitter:
             case d.MakeListOp():
                 self.emit(f"{n(op.result)} = [{', '.join(self.list_element(e) for e in op.elements)}]", depth)
             case d.ListAppendOp():
-                # a new list: the operand may still be read (a value another path keeps)
-                self.emit(f"{n(op.result)} = {n(op.source)} + [{self.list_element(op.value)}]", depth)
+                # in place, as Python appends: every name and container holding the list sees it
+                self.emit(f"{n(op.source)}.append({self.list_element(op.value)})", depth)
+                self.emit(f"{n(op.result)} = {n(op.source)}", depth)
             case d.ListGetOp():
                 self.emit(f"{n(op.result)} = {n(op.source)}[{n(op.index)}]", depth)
             case d.ListLenOp():

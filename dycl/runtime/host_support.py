@@ -32,7 +32,17 @@ HOST_NAMES = {
     "_resolve": "resolve_global",
     "_t": "to_torch",
     "_f64": "double_scalar",
+    "_list_result": "list_result",
 }
+
+
+def list_result(value: Any, dtype: str, call: str) -> Any:
+    """`torch.tensor(tokens)` of a list that turned out empty is float32 in eager; the
+    code after it was compiled for the elements' dtype: say so, never compute on."""
+    if str(getattr(value, "dtype", dtype)) != dtype:
+        raise RuntimeError(f"dycl: {call} of an empty list gives {value.dtype} (eager's dtype for []); the code "
+                           f"after it was compiled for {dtype}, the elements' dtype (pass dtype= to {call})")
+    return value
 
 
 def double_scalar(v: float) -> Any:

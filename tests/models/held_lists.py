@@ -222,3 +222,108 @@ CASES = {
     "append_over_runtime_range": (AppendOverRuntimeRange, _rows() + [(torch.zeros(1, 4),)]),
     "iterate_the_decoded_list": (IterateTheDecodedList, _rows() + [(torch.full((1, 4), 6.0),)]),
 }
+
+
+# Lists shared the way Python shares objects (probe Q): the compiled model must keep
+# eager's one-object semantics (compiled where it can, else run as Python).
+class _Aliasing(nn.Module):
+    def forward(self, x):
+        raise NotImplementedError
+
+
+class ListInATupleFirst(_Aliasing):
+    def forward(self, x):
+        toks = []
+        t = (toks, 1)
+        i = 0
+        while x[i] > 0:
+            toks.append(x[i].item())
+            i += 1
+        return t[0], toks
+
+
+class SortedAfterTheLoop(_Aliasing):
+    def forward(self, x):
+        toks = []
+        i = 0
+        while x[i] > 0:
+            toks.append(x[i].item())
+            i += 1
+        toks.sort()
+        return toks
+
+
+class SameTensorAppended(_Aliasing):
+    def forward(self, x):
+        h = torch.zeros(1)
+        outs = []
+        i = 0
+        while x[i] > 0:
+            h += x[i]
+            outs.append(h)
+            i += 1
+        return [o.clone() for o in outs]
+
+
+class ListOfTheSameList(_Aliasing):
+    def forward(self, x):
+        toks, outer = [], []
+        i = 0
+        while x[i] > 0:
+            toks.append(i)
+            outer.append(toks)
+            i += 1
+        return outer
+
+
+class SecondLoopThroughAnAlias(_Aliasing):
+    def forward(self, x):
+        toks = []
+        i = 0
+        while x[i] > 0:
+            toks.append(i)
+            i += 1
+        b = toks
+        while len(b) < 5 and x.sum() > 0:
+            b.append(100 + len(b))
+        return toks
+
+
+class RebindInsideTheLoop(_Aliasing):
+    def forward(self, x):
+        toks = []
+        old = toks
+        i = 0
+        while x[i] > 0:
+            if i == 1:
+                toks = []
+            toks.append(i)
+            i += 1
+        return old, toks
+
+
+class OneOfTwoLists(_Aliasing):
+    def forward(self, x):
+        a, b = [], []
+        i = 0
+        while x[i] > 0:
+            pick = a if x[i] > 1 else b
+            pick.append(i)
+            i += 1
+        return a, b
+
+
+class AppendedToItself(_Aliasing):
+    def forward(self, x):
+        toks = []
+        i = 0
+        while x[i] > 0:
+            toks.append(i)
+            i += 1
+        toks.append(toks)
+        return len(toks), len(toks[-1])
+
+
+ALIASING = {cls.__name__: cls for cls in (ListInATupleFirst, SortedAfterTheLoop, SameTensorAppended, ListOfTheSameList,
+                                          SecondLoopThroughAnAlias, RebindInsideTheLoop, OneOfTwoLists, AppendedToItself)}
+ALIASING_INPUTS = [torch.tensor([3., 2., 1., 0., 5.]), torch.tensor([0.5, 2., 1., 0., 5.]), torch.tensor([0., 1., 2., 3., 0.])]
