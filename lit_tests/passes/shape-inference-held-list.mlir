@@ -5,7 +5,8 @@
 // of 1x4 tensors: both are carried with that element type, and the loop typed
 // again. A call that takes a held list (`torch.stack`, `torch.tensor`) is run by
 // the host (`dycl.on_host`); its size along the list is dynamic, from running it
-// on lists of one and of two elements.
+// on lists of one and of two elements; `torch.tensor([])` is float32 whatever the
+// elements' type, which the host checks (`dycl.empty_list_dtype`).
 
 // CHECK-LABEL: func.func @decode
 // CHECK:         %{{.*}}, %[[IDS:.*]], %[[OUTS:.*]] = dycl.while (%{{.*}} = %x, %{{.*}} = %ids, %{{.*}} = %outs) -> (tensor<1x4xf32>, !dycl.list<i64>, !dycl.list<tensor<1x4xf32>>) cond {
@@ -16,7 +17,7 @@
 // CHECK:           %{{.*}} = dycl.list_append %{{.*}}, %y : !dycl.list<tensor<1x4xf32>>, tensor<1x4xf32> -> !dycl.list<tensor<1x4xf32>>
 // CHECK:           %last = dycl.list_get %[[APPENDED]][%c0] : !dycl.list<i64> -> i64
 // CHECK:         %stacked = dycl.call_function "torch.stack"(%[[OUTS]], %c1) {dycl.on_host, dycl.data_dependent_shape} : (!dycl.list<tensor<1x4xf32>>, i64) -> tensor<1x?x4xf32>
-// CHECK:         %tokens = dycl.call_function "torch.tensor"(%[[IDS]]) {dycl.on_host, dycl.data_dependent_shape} : (!dycl.list<i64>) -> tensor<?xi64>
+// CHECK:         %tokens = dycl.call_function "torch.tensor"(%[[IDS]]) {dycl.on_host, dycl.empty_list_dtype = "torch.float32", dycl.data_dependent_shape} : (!dycl.list<i64>) -> tensor<?xi64>
 func.func @decode(%x: tensor<1x4xf32>) -> !dycl.any {
   %c0 = arith.constant 0 : i64
   %c1 = arith.constant 1 : i64
