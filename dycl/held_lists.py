@@ -54,16 +54,16 @@ def appended(held: HeldList, value: Any, type_of: Callable[[Any], Attribute],
 
 
 def on_lists(fn: Any, args: list[Any], kwargs: dict[str, Any], stand_in: Callable[[Any], Any],
-             run: Callable[[Any, list[Any], dict[str, Any]], Any]) -> tuple[Any, Any]:
-    """`fn`'s results with each held list one element long, then two (`stand_in`
-    gives a value for an unknown one, an element or another argument)."""
+             run: Callable[[Any, list[Any], dict[str, Any]], Any], sizes: tuple[int, ...] = (1, 2)) -> tuple[Any, ...]:
+    """`fn`'s results with each held list `sizes` elements long, one run a size
+    (`stand_in` gives a value for an unknown one, an element or another argument)."""
     def concrete(v: Any, n: int) -> Any:
         if not isinstance(v, HeldList):
             return stand_in(v)
-        return [] if v.element is None else [stand_in(v.element)] * n
+        return [] if v.element is None or n == 0 else [stand_in(v.element)] * n
 
     return tuple(run(fn, [concrete(a, n) for a in args], {k: concrete(v, n) for k, v in kwargs.items()})
-                 for n in (1, 2))  # type: ignore[return-value]
+                 for n in sizes)
 
 
 def joined_result(one: Any, two: Any, empty: Callable[[TensorType], Any], unknown: Callable[[Attribute], Any],

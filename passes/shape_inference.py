@@ -416,8 +416,7 @@ class _Inferrer:
         op.attributes[d.ON_HOST_ATTR] = UnitAttr()
         if isinstance(one, torch.Tensor):
             try:  # `torch.tensor([])` is float32 whatever the elements would have been
-                none = run(fn, [[] if isinstance(a, HeldList) else stand_in(a) for a in args],
-                           {k: [] if isinstance(a, HeldList) else stand_in(a) for k, a in kwargs.items()})
+                (none,) = on_lists(fn, args, kwargs, stand_in, run, sizes=(0,))
             except PassError:
                 none = None  # (`torch.stack([])` raises in eager too)
             if isinstance(none, torch.Tensor) and none.dtype != one.dtype:

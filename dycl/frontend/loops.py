@@ -548,12 +548,9 @@ class LoopLowering:
                 # `h += x; outs.append(h)`: eager's list holds h itself, each element the last h;
                 # the IR's holds each iteration's value (unrolled or run as Python instead)
                 continue
-            mark = self._mark()
-            elems = [self.materialize(e, node) for e in v.items]
-            if any(e.type == d.PYOBJ or isinstance(e.type, d.ListType) for e in elems):
-                self._rollback(mark)  # (a list of tuples or lists: Python objects the IR does not type)
-                continue
-            held = self.emit(d.MakeListOp(elems), node).result
+            held = self.held_copy(v, node)
+            if held is None:
+                continue  # (a list of tuples or lists: Python objects the IR does not type)
             held.name_hint = name
             scope.env[name] = held
             held_any = True

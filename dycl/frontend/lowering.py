@@ -1622,14 +1622,21 @@ class Lowerer(LoopLowering, RegionLowering, ContainerLowering, FunctionLowering,
         picking its best hypothesis): the host holds a copy and picks."""
         if isinstance(seq, (DictVal, NamedSeq)):
             raise self.unsupported(node, "indexing a dict or named tuple with a run-time value")
+        held = self.held_copy(seq, node)
+        if held is None:
+            raise self.unsupported(node, "indexing a sequence of Python objects with a run-time value")
+        return self._list_get(held, index, node)
+
+    def held_copy(self, seq: SeqVal, node: ast.AST) -> SSAValue | None:
+        """`dycl.make_list` of `seq`'s elements; None (nothing emitted) where one is a
+        Python object or a list, which a held list's element type cannot be."""
         mark = self.block.last_op
         elems = [self.materialize(e, node) for e in seq.items]
         if any(e.type == d.PYOBJ or isinstance(e.type, d.ListType) for e in elems):
             while self.block.last_op is not mark:
                 self.block.erase_op(self.block.last_op, safe_erase=False)  # type: ignore[arg-type]
-            raise self.unsupported(node, "indexing a sequence of Python objects with a run-time value")
-        held = self.emit(d.MakeListOp(elems), node).result
-        return self._list_get(held, index, node)
+            return None
+        return self.emit(d.MakeListOp(elems), node).result
 
     # ------------------------------------------------------------------ calls
 
