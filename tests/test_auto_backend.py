@@ -49,10 +49,13 @@ def test_a_candidate_is_timed_only_after_torch_s_threads_stop_spinning():
     assert len(gaps) >= 3 and min(gaps) >= auto.SETTLE_SECONDS
 
 
-def test_tvm_is_not_a_candidate_for_cpu_convolutions():
+def test_every_backend_is_a_candidate_on_the_cpu_and_tvm_alone_on_cuda():
+    """Convolutions included: with dycl's default CPU schedules (tvm_cpu_schedule) TVM's
+    3x3 convolutions run ahead of ONNX Runtime on small feature maps (blockdrop's
+    blocks: auto picked TVM for three of them), so they are measured, not ruled out."""
     conv = fx.symbolic_trace(nn.Sequential(nn.Conv2d(3, 4, 3), nn.ReLU()))
     linear = fx.symbolic_trace(nn.Sequential(nn.Linear(4, 4)))
-    assert candidates_for(conv, "llvm")[0] == ["torch", "onnxruntime"]
+    assert candidates_for(conv, "llvm")[0] == ["torch", "onnxruntime", "tvm"]
     assert candidates_for(linear, "llvm")[0] == ["torch", "onnxruntime", "tvm"]
     assert candidates_for(linear, "cuda")[0] == ["tvm"]
 

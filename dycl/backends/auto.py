@@ -35,7 +35,7 @@ ROUND_SECONDS = 0.002  # per candidate per round: enough calls to rise above tim
 # ran 3-4x slower than alone, and auto kept torch. Let them stop before the next candidate.
 SPINNING = ("torch", "inductor")
 SETTLE_SECONDS = 0.015
-POLICY_VERSION = "auto-4"  # bumped when measuring changes: old decisions are not reused
+POLICY_VERSION = "auto-5"  # bumped when measuring changes: old decisions are not reused
 
 
 @dataclass
@@ -60,10 +60,6 @@ def candidates_for(graph: fx.GraphModule, target_kind: str) -> tuple[list[str], 
             kinds.append(str(getattr(node.target, "__name__", node.target)))
     # Plugin backends that ask for it are measured too (after the built-ins: a tie keeps a built-in).
     extra = auto_candidates()
-    if any("conv" in k.lower() for k in kinds):
-        # Untuned TVM convolutions run 20-50x behind oneDNN and ONNX Runtime on this
-        # kind of CPU (docs/benchmarks.md): not worth their build time.
-        return ["torch", "onnxruntime", *extra], "TVM skipped (untuned convolutions)"
     return ["torch", "onnxruntime", "tvm", *extra], ""
 
 
