@@ -59,7 +59,21 @@ class Recurrent(nn.Module):
         return self.out(h).argmax(-1), torch.where(c > 0, c, p.sum()), x.flip(-1)[:, 1::2]
 
 
+class UnitReduction(nn.Module):
+    """A matmul over k = 1 with an epilogue: dlight calls the matmul block injective
+    (its k loop has extent 1) and the epilogue was inlined into its init and update
+    both: every value wrong."""
+
+    def __init__(self):
+        super().__init__()
+        self.lin = nn.Linear(1, 128, bias=False)
+
+    def forward(self, x, p):
+        return torch.sigmoid(self.lin(x)) * x.sum(-1, keepdim=True), p
+
+
 CASES = {
+    "unit_reduction": (UnitReduction(), (3, 1)),
     "relu": (Relu(), (1, 8, 32, 32)),
     "mlp": (Mlp(), (1, 64)),
     "conv": (ConvBlock(), (1, 8, 16, 16)),

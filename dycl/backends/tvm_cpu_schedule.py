@@ -63,6 +63,15 @@ def _contiguous(block: Any, axis: int) -> bool:
     return True
 
 
+def _injective(block: Any) -> bool:
+    """Every iterator data-parallel and no reduction init. (dlight's `is_injective`
+    ignores iterators of extent 1: a matmul over k = 1 passed, and TVM inlined an
+    epilogue into its init and its update both, giving sigmoid(sigmoid(0) * s + x * w) * s.)"""
+    from tvm import tirx
+
+    return block.init is None and all(iv.iter_type == tirx.IterVar.DataPar for iv in block.iter_vars)
+
+
 def _inline_elementwise(sch: Any, blocks: list[Any]) -> list[Any]:
     """Inline each injective block into its consumers, where they are all injective
     (a padding block stays out of a convolution: inlined, its bounds check in the
@@ -70,18 +79,16 @@ def _inline_elementwise(sch: Any, blocks: list[Any]) -> list[Any]:
     the blocks left."""
     from tvm import s_tir
 
-    injective = {sch.get(b.block_rv).name_hint for b in blocks if b.is_injective()}
-
     def all_injective(rvs: list[Any]) -> bool:
-        return bool(rvs) and all(sch.get(rv).name_hint in injective for rv in rvs)
+        return bool(rvs) and all(_injective(sch.get(rv)) for rv in rvs)
 
     changed = True
     while changed:
         changed = False
         for i, block in enumerate(blocks):
-            if not block.is_injective():
-                continue
             rv = block.block_rv
+            if not _injective(sch.get(rv)):
+                continue
             for inline, neighbours in ((sch.compute_inline, sch.get_consumers), (sch.reverse_compute_inline, sch.get_producers)):
                 if not all_injective(neighbours(rv)):
                     continue
@@ -134,7 +141,7 @@ def _vectorize_rule() -> type:
                 kinds = block.dom_kind()
                 if not loops or len(loops) != len(kinds) or "O" in kinds:
                     continue
-                if block.is_injective():
+                if _injective(sch.get(block.block_rv)):
                     # Fused into one loop where every size is known (a symbolic size would
                     # cost a division per element to recover the indices).
                     static = all(isinstance(sch.get(loop).extent, tirx.IntImm) for loop in loops)
@@ -142,7 +149,7 @@ def _vectorize_rule() -> type:
                     continue
                 spatial = [loop for loop, kind in zip(loops, kinds) if kind == "S"]
                 reduction = [loop for loop, kind in zip(loops, kinds) if kind == "R"]
-                if not spatial or _factor(sch, spatial[-1]) is None \
+                if not spatial or not reduction or _factor(sch, spatial[-1]) is None \
                         or not _contiguous(sch.get(block.block_rv), kinds.rindex("S")):
                     continue  # (a strided window, a sum along the last axis: left scalar)
                 sch.reorder(*spatial[:-1], *reduction, spatial[-1])
