@@ -5,6 +5,7 @@ cannot load, wrong inputs, a changed executable)."""
 
 from __future__ import annotations
 
+import copy
 import importlib
 import shutil
 import subprocess
@@ -42,15 +43,25 @@ def leaves(v) -> list:
             for x in torch.utils._pytree.tree_flatten(v)[0]]
 
 
-def assert_same(expected, got: list, exact_ints: bool = True) -> None:
+def assert_same(expected, got: list, exact_ints: bool = True, exact: list | None = None) -> None:
+    """`got` equals eager's `expected`: ints exactly, floats within 1e-5, or where
+    further (another summation order over 100+ layers: blockdrop's logits reach 42, and
+    eager itself is 5e-6 from the float64 answer there) no further from the float64
+    answer `exact` than twice eager's own distance from it."""
     want = leaves(expected)
     assert len(want) == len(got)
-    for w, g in zip(want, got):
+    for k, (w, g) in enumerate(zip(want, got)):
         g = torch.from_numpy(np.asarray(g)) if not isinstance(g, torch.Tensor) else g
         assert tuple(w.shape) == tuple(g.shape)
         assert str(w.dtype) == str(g.dtype), (w.dtype, g.dtype)
         if w.is_floating_point():
-            assert (w.double() - g.double()).abs().max().item() <= 1e-5 if w.numel() else True
+            err = (w.double() - g.double()).abs().max().item() if w.numel() else 0.0
+            if err > 1e-5:
+                assert exact is not None, f"{err:.2g} from eager"
+                x = exact[k].double()
+                eager_err, our_err = (w.double() - x).abs().max().item(), (g.double() - x).abs().max().item()
+                assert our_err <= 2 * eager_err + 1e-6, f"{err:.2g} from eager, {our_err:.2g} from float64 " \
+                                                       f"(eager: {eager_err:.2g})"
         else:
             assert torch.equal(w, g)  # token ids, flags: exact
 
@@ -67,14 +78,16 @@ def check_model(name: str, out: Path, tmp: Path) -> None:
 def assert_every_path(model, cm, out: Path, paths: dict, tmp: Path) -> None:
     """eager == in-process == reloaded artifact == C++ host, on each path's inputs."""
     reloaded = dycl.load(out)
+    model64 = copy.deepcopy(model).double()
     with torch.no_grad():
         for path, x in paths.items():
             expected = model(*x)
-            assert_same(expected, leaves(cm(*x)))
-            assert_same(expected, leaves(reloaded(*x)))
+            exact = leaves(model64(*[t.double() if t.is_floating_point() else t for t in x]))
+            assert_same(expected, leaves(cm(*x)), exact=exact)
+            assert_same(expected, leaves(reloaded(*x)), exact=exact)
             got, done = run_cpp(out, x, tmp / path)
             assert done.returncode == 0, done.stderr
-            assert_same(expected, got)
+            assert_same(expected, got, exact=exact)
 
 
 @pytest.fixture(scope="module")
