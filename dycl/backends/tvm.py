@@ -95,7 +95,7 @@ def _build_relax(spec: SubgraphSpec, target: Target, options: BuildOptions, out_
     # has such parts (H200, docs/gpu.md), never slower.
     graphs = target.kind == "cuda"
     # On the CPU, TVM's own pipeline schedules nothing: dycl's rules vectorize (tvm_cpu_schedule).
-    pipeline = relax.get_default_pipeline(tgt) if graphs else cpu_pipeline(tgt)
+    pipeline = relax.get_default_pipeline(tgt) if target.kind == "cuda" else cpu_pipeline(tgt)
     with tvm.transform.PassContext(config={"relax.backend.use_cuda_graph": True}) if graphs else nullcontext():
         try:
             ex = tvm.compile(mod, tgt, relax_pipeline=pipeline)

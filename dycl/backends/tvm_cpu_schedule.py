@@ -108,7 +108,6 @@ def rules() -> list[Any]:
     """dlight rules for an llvm target (a class made on first use: it needs TVM).
     (dlight's own CPU Reduction rule is not among them: on a matmul with its weight
     stored [k, j] it walks the weight by column, 1.3x slower than no schedule.)"""
-
     return [_vectorize_rule()()]
 
 
