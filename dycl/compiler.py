@@ -394,7 +394,7 @@ def compile(
                                         arguments=arguments)
             chosen = backend
             if backend in POLICIES:
-                choose_backends(module, tgt, report, backend, dumper)
+                choose_backends(module, tgt, report, backend, dumper, jobs)
                 chosen = "torch"  # every sub-DNN now names its own
             build_artifact(module, model, inputs, out, tgt, chosen, report, jobs=jobs, options=options,
                            outputs=outputs, signature=sig, arguments=arguments)
@@ -703,12 +703,13 @@ def build_options(target: Target, tune_trials: int = 0, tuning_dir: str | Path |
 
 
 def choose_backends(module: ModuleOp, target: Target, report: CompileReport | None = None,
-                    policy: str = "auto", dumper: IrDumper | None = None) -> None:
-    """Run assign-backends with `policy` (auto: measured, with a margin; fastest: plain medians)."""
+                    policy: str = "auto", dumper: IrDumper | None = None, jobs: int = 1) -> None:
+    """Run assign-backends with `policy` (auto: measured, with a margin; fastest: plain medians);
+    auto builds its candidates `jobs` at a time."""
     from dycl.passes.assign_backends import AssignBackendsPass
 
-    run_pipeline(module, [AssignBackendsPass(policy=policy, target=target.kind, arch=target.arch or "")], report,
-                 dumper)
+    run_pipeline(module, [AssignBackendsPass(policy=policy, target=target.kind, arch=target.arch or "", jobs=jobs)],
+                 report, dumper)
 
 
 def input_type_text(x: torch.Tensor) -> str:

@@ -52,9 +52,8 @@ def build_subgraphs(jobs: list[BuildJob], model: nn.Module, target: Target, out_
             results[job.spec.name] = Built(job.backend.name, file, 0.0)
         else:
             pending.setdefault(key, []).append(job)
-    outcomes = _run([group[0] for group in pending.values()], target, out_dir, workers)
-    for key, (first, *rest) in pending.items():
-        file, seconds = outcomes[first.spec.name]
+    outcomes = _run([(group[0], out_dir) for group in pending.values()], target, workers)
+    for (key, (first, *rest)), (file, seconds) in zip(pending.items(), outcomes):
         backend = first.backend
         if not file.startswith("error:"):
             file = _checked(backend.name, first.spec, out_dir, file, target)
@@ -125,24 +124,41 @@ def _build_one(backend: str, options: BuildOptions, spec: SubgraphSpec, target: 
     return file, time.perf_counter() - start
 
 
-def _run(jobs: list[BuildJob], target: Target, out_dir: Path, workers: int) -> dict[str, tuple[str, float]]:
-    progress = tqdm(total=len(jobs), desc="building sub-DNNs", unit="sub-DNN", file=sys.stderr,
+def build_candidates(items: list[tuple[str, BuildJob, Path]], target: Target, cache: BuildCache,
+                     workers: int) -> dict[str, str]:
+    """Candidate builds for `assign-backends{policy=auto}`, `workers` at a time:
+    each (build key, job, directory) built, checked and recorded in `cache`, where
+    the measuring finds it. What failed, by build key (a candidate that cannot
+    take its sub-DNN is left out, not replaced down the chain)."""
+    failed: dict[str, str] = {}
+    outcomes = _run([(job, out) for _, job, out in items], target, workers, "building candidates")
+    for (key, job, out), (file, _) in zip(items, outcomes):
+        if not file.startswith("error:"):
+            file = _checked(job.backend.name, job.spec, out, file, target)
+        if file.startswith("error:"):
+            failed[key] = file.removeprefix("error:")
+        else:
+            cache.record(key, out, file)
+    return failed
+
+
+def _run(jobs: list[tuple[BuildJob, Path]], target: Target, workers: int,
+         what: str = "building sub-DNNs") -> list[tuple[str, float]]:
+    """(file, seconds) of each job, in order: in this process, or in `workers` spawned ones."""
+    progress = tqdm(total=len(jobs), desc=what, unit="build", file=sys.stderr,
                     disable=None if len(jobs) > 1 else True)  # None: only on a terminal
-    out: dict[str, tuple[str, float]] = {}
-    tuned = any(j.backend.options.tune_trials for j in jobs)
+    tuned = any(j.backend.options.tune_trials for j, _ in jobs)
     with progress:
         if workers <= 1 or len(jobs) <= 1 or tuned:
-            for j in jobs:
-                out[j.spec.name] = _build_one(j.backend.name, j.backend.options, j.spec, target, str(out_dir))
+            out = []
+            for j, directory in jobs:
+                out.append(_build_one(j.backend.name, j.backend.options, j.spec, target, str(directory)))
                 progress.update()
             return out
         context = multiprocessing.get_context("spawn")  # fork would copy torch's thread pools mid-use
         with ProcessPoolExecutor(max_workers=min(workers, len(jobs)), mp_context=context) as pool:
-            futures = {
-                pool.submit(_build_one, j.backend.name, j.backend.options, j.spec, target, str(out_dir)): j
-                for j in jobs
-            }
-            for done in as_completed(futures):
-                out[futures[done].spec.name] = done.result()
+            futures = [pool.submit(_build_one, j.backend.name, j.backend.options, j.spec, target, str(directory))
+                       for j, directory in jobs]
+            for _ in as_completed(futures):
                 progress.update()
-    return out
+            return [f.result() for f in futures]

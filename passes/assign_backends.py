@@ -71,7 +71,8 @@ class AssignBackendsPass(ModulePass):
     is skipped. Measuring needs the target's device: `fastest` is for llvm here.
 
     Options: `policy` (fixed|auto|fastest), `backend`, `candidates` (comma-separated),
-    `target` (llvm|cuda), `arch`, `runs`, `model` (as for shape-inference).
+    `target` (llvm|cuda), `arch`, `runs`, `model` (as for shape-inference),
+    `jobs` (auto: candidates built that many at once, in worker processes).
     """
 
     name = "assign-backends"
@@ -83,6 +84,7 @@ class AssignBackendsPass(ModulePass):
     arch: str = ""
     runs: int = 30
     model: str | None = None
+    jobs: int = 1
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         subs = [f for f in op.ops if isinstance(f, func.FuncOp) and d.SUBGRAPH_ATTR in f.attributes]
@@ -119,32 +121,68 @@ class AssignBackendsPass(ModulePass):
         model = model_of(op, self.model)
         cache = BuildCache()
         with tempfile.TemporaryDirectory(prefix="dycl-measure-") as tmp:
+            failed = self._build_candidates(subs, model, target, cache, Path(tmp)) if self.jobs > 1 else {}
             for f in subs:
-                choice = self._auto_choice(f, model, target, cache, Path(tmp))
+                choice = self._auto_choice(f, model, target, cache, Path(tmp), failed)
                 f.attributes[d.BACKEND_ATTR] = StringAttr(choice.backend)
                 f.attributes[CHOICE_ATTR] = StringAttr(choice.reason)
                 f.attributes[TIMINGS_ATTR] = DictionaryAttr(
                     {k: FloatAttr(v * 1e-6, f64) for k, v in choice.timings_us.items()})
 
-    def _auto_choice(self, f: func.FuncOp, model: Any, target: Target, cache: BuildCache, tmp: Path) -> Choice:
+    def _build_candidates(self, subs: list[func.FuncOp], model: Any, target: Target, cache: BuildCache,
+                          tmp: Path) -> dict[str, str]:
+        """The candidate builds that no cached decision or build covers, `jobs` at a
+        time (the measuring then finds them in the cache); what failed, by build key."""
+        from dycl.fx import subgraph_spec
+        from dycl.parallel_build import BuildJob, build_candidates
+
+        items = []
+        for f in subs:
+            spec = subgraph_spec(f, model)
+            names, _ = candidates_for(spec.graph_module, target.kind)
+            if len(names) == 1 or self._decided(f, model, target, names)[1] is not None:
+                continue
+            for name in names:
+                backend = get_backend(name)
+                if name == "torch":  # nothing to build
+                    continue
+                out = _candidate_dir(tmp, f, name)
+                key, file = cache.lookup(backend, f, model, target, out, spec.name)
+                if file is None:
+                    items.append((key, BuildJob(backend, spec, f), out))
+        return build_candidates(items, target, cache, self.jobs) if items else {}
+
+    @staticmethod
+    def _decided(f: func.FuncOp, model: Any, target: Target, names: list[str]) -> tuple[str, Choice | None]:
+        key = structural_key(f, model, f"{POLICY_VERSION}:{','.join(names)}", target)
+        cached = cached_choice(key)
+        # (a choice naming no candidate is foreign or tampered with: measured again)
+        return key, cached if cached is not None and cached.backend in names else None
+
+    def _auto_choice(self, f: func.FuncOp, model: Any, target: Target, cache: BuildCache, tmp: Path,
+                     prebuilt_failures: dict[str, str]) -> Choice:
         from dycl.fx import subgraph_spec
 
         spec = subgraph_spec(f, model)
         names, skipped = candidates_for(spec.graph_module, target.kind)
         if len(names) == 1:
             return Choice(names[0], f"{names[0]}: {skipped}", {})
-        key = structural_key(f, model, f"{POLICY_VERSION}:{','.join(names)}", target)
-        cached = cached_choice(key)
-        if cached is not None and cached.backend in names:  # else foreign or tampered with: measure again
+        key, cached = self._decided(f, model, target, names)
+        if cached is not None:
             return cached
         inputs = list(spec.example_inputs)
         runs: dict[str, Any] = {}
         failed: list[str] = []
         for name in names:
-            out = tmp / f"{f.sym_name.data}-{name}"
-            out.mkdir(exist_ok=True)
+            out = _candidate_dir(tmp, f, name)
+            backend = get_backend(name)
+            why = prebuilt_failures.get(structural_key(f, model, backend.cache_tag(), target)) \
+                if prebuilt_failures else None
+            if why is not None:  # (built in a worker already, and it failed)
+                failed.append(f"{name} failed ({why})")
+                continue
             try:
-                file = cache.build(get_backend(name), spec, f, model, target, out)  # verified there
+                file = cache.build(backend, spec, f, model, target, out)  # verified there
                 run = load_built(name, out, file, target)
             except BuildMismatch as e:
                 failed.append(f"{name}: {e.message}")
@@ -198,6 +236,12 @@ class AssignBackendsPass(ModulePass):
                 tmp_file.write_text(f"{timings[name]!r}\n")
                 tmp_file.replace(stored)
         return timings
+
+
+def _candidate_dir(tmp: Path, f: func.FuncOp, backend: str) -> Path:
+    out = tmp / f"{f.sym_name.data}-{backend}"
+    out.mkdir(exist_ok=True)
+    return out
 
 
 def _timing_file(key: str) -> Path | None:

@@ -72,8 +72,20 @@ class UnitReduction(nn.Module):
         return torch.sigmoid(self.lin(x)) * x.sum(-1, keepdim=True), p
 
 
+class Downsample(nn.Module):
+    """A ResNet downsampling block: the stride-2 conv's window loads are strided vectors."""
+
+    def __init__(self):
+        super().__init__()
+        self.conv, self.bn = nn.Conv2d(8, 16, 3, stride=2, padding=1, bias=False), nn.BatchNorm2d(16)
+
+    def forward(self, x, p):
+        return F.relu(self.bn(self.conv(x))), F.avg_pool2d(x, 3, stride=2)
+
+
 CASES = {
     "unit_reduction": (UnitReduction(), (3, 1)),
+    "downsample": (Downsample(), (1, 8, 16, 16)),
     "relu": (Relu(), (1, 8, 32, 32)),
     "mlp": (Mlp(), (1, 64)),
     "conv": (ConvBlock(), (1, 8, 16, 16)),
@@ -148,13 +160,14 @@ class _First(nn.Module):
 ALONE = {  # one kernel each: a vector loop in it is the reduction's own
     "matmul": (nn.Linear(64, 48, bias=False), (1, 64)),
     "conv": (nn.Conv2d(8, 8, 3, padding=1, bias=False), (1, 8, 16, 16)),
+    "stride2_conv": (nn.Conv2d(8, 16, 3, stride=2, padding=1, bias=False), (1, 8, 16, 16)),
 }
 
 
-@pytest.mark.parametrize("name", ["relu", "matmul", "conv"])
+@pytest.mark.parametrize("name", ["relu", "matmul", "conv", "stride2_conv"])
 def test_elementwise_matmul_and_conv_kernels_are_vectorized(name, target):
     """The relu with its NaN check is one loop (not three through intermediate buffers),
-    and it, the matmul and the 3x3 convolution each have a vector loop."""
+    and it, the matmul and the 3x3 convolutions (stride 1 and 2) each have a vector loop."""
     model, shape = ALONE[name] if name in ALONE else CASES[name]
     if name in ALONE:
         model = _First(model)

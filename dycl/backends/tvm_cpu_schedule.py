@@ -37,10 +37,10 @@ def _vectorize(sch: Any, loop: Any) -> None:
         sch.vectorize(sch.split(loop, factors=[None, factor])[1])
 
 
-def _contiguous(block: Any, axis: int) -> bool:
+def _along_last_axis(block: Any, axis: int) -> bool:
     """Whether the block's iterator `axis` indexes only the last dimension of every
-    buffer it reads or writes, with stride 1 (`j`, `w + kw`): a vector over it is a
-    contiguous load."""
+    buffer it reads or writes, with a constant stride (`j`, `w + kw`, `2 * w + kw`):
+    a vector over it is one contiguous or strided load."""
     from tvm import tirx
     from tvm.s_tir.dlight.analysis.common_analysis import collect_vars_used_in_prim_expr
 
@@ -49,16 +49,18 @@ def _contiguous(block: Any, axis: int) -> bool:
     def uses(e: Any) -> bool:
         return any(v.same_as(var) for v in collect_vars_used_in_prim_expr(e))
 
-    def unit_stride(e: Any) -> bool:
+    def strided(e: Any) -> bool:
         if e.same_as(var):
             return True
+        if isinstance(e, tirx.Mul):
+            return e.a.same_as(var) and isinstance(e.b, tirx.IntImm) or e.b.same_as(var) and isinstance(e.a, tirx.IntImm)
         if isinstance(e, tirx.Add):
-            return unit_stride(e.a) and not uses(e.b) or unit_stride(e.b) and not uses(e.a)
-        return isinstance(e, tirx.Sub) and unit_stride(e.a) and not uses(e.b)
+            return strided(e.a) and not uses(e.b) or strided(e.b) and not uses(e.a)
+        return isinstance(e, tirx.Sub) and strided(e.a) and not uses(e.b)
 
     for region in [*block.reads, *block.writes]:
         dims = region.region
-        if any(uses(r.min) for r in dims[:-1]) or dims and uses(dims[-1].min) and not unit_stride(dims[-1].min):
+        if any(uses(r.min) for r in dims[:-1]) or dims and uses(dims[-1].min) and not strided(dims[-1].min):
             return False
     return True
 
@@ -149,8 +151,8 @@ def _vectorize_rule() -> type:
                 spatial = [loop for loop, kind in zip(loops, kinds) if kind == "S"]
                 reduction = [loop for loop, kind in zip(loops, kinds) if kind == "R"]
                 if not spatial or not reduction or _factor(sch, spatial[-1]) is None \
-                        or not _contiguous(sch.get(block.block_rv), kinds.rindex("S")):
-                    continue  # (a strided window, a sum along the last axis: left scalar)
+                        or not _along_last_axis(sch.get(block.block_rv), kinds.rindex("S")):
+                    continue  # (a sum along the last axis, a gather: left scalar)
                 sch.reorder(*spatial[:-1], *reduction, spatial[-1])
                 _vectorize(sch, spatial[-1])
                 sch.decompose_reduction(block.block_rv, reduction[0])
