@@ -311,8 +311,11 @@ class RegionLowering:
                 continue
             assert isinstance(v, SSAValue)
             roots = possible_roots(v, self.model, self._joins)
+            later = self._read_later(stmts)
             for env in envs:
                 for other, w in bound_values(env):
+                    if env is scope.env and other not in later:
+                        continue  # nothing reads it after the region: the update is not seen through it
                     if w is not v and maybe_tensor(w) and roots & possible_roots(w, self.model, self._joins):
                         raise Widen(error)
             for sc, depth in zip(self._caller_scopes, self._caller_if_depths):
@@ -346,6 +349,13 @@ class RegionLowering:
         for r, name in zip(results, outs):
             r.name_hint = name if name.isidentifier() and not name.startswith("__") else None
         self.regions.append(RegionRecord(where, construct, error.message))
+        # What the region hands back may share storage with what it was given
+        # (`y = F.relu(x, inplace=True)`, `y = registry["flat"](h)`): an update through
+        # it must reach them too, so in-place updates see it as a possible view of each.
+        given = [o for o in op.operands if maybe_tensor(o)]
+        for r in results:
+            if maybe_tensor(r) and given:
+                self._joins[r] = list(given)
         if tail:
             return results
         by_name = dict(zip(outs, results))
@@ -375,6 +385,17 @@ class RegionLowering:
         read |= {n.target.id for n in ast.walk(self.fn.tree)  # `y += 1` reads y
                  if isinstance(n, ast.AugAssign) and isinstance(n.target, ast.Name) and id(n) not in inside}
         return {n for n in stores if n in read or n.startswith("__dycl")}
+
+    def _read_later(self: Lowerer, stmts: list[ast.stmt]) -> set[str]:
+        """The names this function may read after `stmts` (every name it reads, inside a loop)."""
+        assert self.fn is not None and self.fn.tree is not None
+        end = (stmts[-1].end_lineno or 0, stmts[-1].end_col_offset or 0)
+        inside = {id(n) for s in stmts for n in ast.walk(s)}
+        reads = [n for n in ast.walk(self.fn.tree) if id(n) not in inside and (
+            isinstance(n, ast.Name) and isinstance(n.ctx, (ast.Load, ast.Del))
+            or isinstance(n, ast.AugAssign) and isinstance(n.target, ast.Name))]
+        return {n.id if isinstance(n, ast.Name) else n.target.id for n in reads  # type: ignore[attr-defined]
+                if self.loop_depth or (n.lineno, n.col_offset) > end}
 
     def _region_code(self: Lowerer, stmts: list[ast.stmt], params: list[str], prelude: list[str],
                      outs: list[str] | None) -> str:

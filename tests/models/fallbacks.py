@@ -561,6 +561,35 @@ class SelectedRows(nn.Module):
         return sel.sum(0) * 2 + len(sel)
 
 
+_OPS = {"flat": lambda t: t.reshape(-1)}  # a registry of callables: its calls run as Python
+
+
+class UpdateThroughRegionResult(nn.Module):
+    """A view of `h` made by Python code (a registry lambda), updated in place: `h`
+    changes too. (Compiled as if the region's result were a fresh tensor, `h` was
+    returned unchanged.)"""
+
+    def __init__(self):
+        super().__init__()
+        self.lin = nn.Linear(4, 4)
+
+    def forward(self, x):
+        h = self.lin(x)
+        y = _OPS["flat"](h)
+        y += 1.0
+        return h
+
+
+class InplaceReluOnInput(nn.Module):
+    """`F.relu(x, inplace=True)` returns the caller's tensor itself: the `+=` on the
+    result changes x as well, for the caller and for `x * 2`."""
+
+    def forward(self, x):
+        y = F.relu(x, inplace=True)
+        y += 1.0
+        return x * 2, y
+
+
 # name -> (factory, inputs, expected number of fallback regions or None when it may vary, min sub-DNNs)
 CASES = {
     "print_and_count": (PrintAndCount, _inputs(), None, 1),
@@ -589,5 +618,7 @@ CASES = {
     "state_on_some_paths": (StateOnSomePaths, _inputs(), None, 1),
     "sparse_moe_block": (SparseMoeBlock, _inputs((1, 6, 8), seeds=10), 0, 1),
     "masked_experts": (MaskedExperts, _inputs((5, 8), seeds=12), 0, 2),
+    "update_through_region_result": (UpdateThroughRegionResult, _inputs((2, 4)), None, 0),
+    "inplace_relu_on_input": (InplaceReluOnInput, _inputs((2, 4)), None, 0),
     "selected_rows": (SelectedRows, _inputs((6, 8), seeds=12) + [(-torch.ones(6, 8),)], 0, 3),
 }
