@@ -36,7 +36,7 @@ def is_constant(v: Any) -> bool:
 @dataclass(frozen=True)
 class Parameter:
     name: str
-    kind: str  # "positional", "keyword" (keyword-only); *args/**kwargs are not bound here
+    kind: str  # "positional", "keyword" (keyword-only), "variadic" (one of *args, as the example call gave them)
     default: Any = None
     has_default: bool = False
     constant_default: bool = False  # an immutable default: bound as a constant
@@ -60,14 +60,22 @@ class Arguments:
     specs: list[Any]
 
 
-def parameters_of(model: torch.nn.Module) -> list[Parameter] | None:
-    """forward's parameters, or None where they cannot be bound by name (*args)."""
+def parameters_of(model: torch.nn.Module, positional: int | None = None) -> list[Parameter] | None:
+    """forward's parameters, or None where they cannot be bound by name (*args).
+    With `positional` (how many positional arguments a call passes), *args is that
+    many "variadic" parameters, bound by position; **kwargs takes nothing."""
     try:
         sig = inspect.signature(model.forward)
     except (TypeError, ValueError):
         return None
-    out = []
+    out: list[Parameter] = []
     for p in sig.parameters.values():
+        if p.kind == p.VAR_POSITIONAL and positional is not None:
+            named = sum(1 for q in out if q.kind == "positional")
+            out += [Parameter(f"args[{j}]", "variadic") for j in range(max(0, positional - named))]
+            continue
+        if p.kind == p.VAR_KEYWORD and positional is not None:
+            continue
         if p.kind in (p.VAR_POSITIONAL, p.VAR_KEYWORD):
             return None
         has = p.default is not p.empty
@@ -80,7 +88,7 @@ def parameters_of(model: torch.nn.Module) -> list[Parameter] | None:
 def bind(params: Sequence[Parameter], args: Sequence[Any], kwargs: Mapping[str, Any]) -> list[Any]:
     """One value per parameter (ABSENT where an object default applies), as Python
     binds a call; trailing ABSENTs dropped. Errors read like Python's TypeError."""
-    positional = [p for p in params if p.kind == "positional"]
+    positional = [p for p in params if p.kind in ("positional", "variadic")]
     if len(args) > len(positional):
         # (counting self, as Python's message does)
         raise ArgumentError(f"forward() takes {len(positional) + 1} positional arguments but {len(args) + 1} "
@@ -183,4 +191,7 @@ def python_call(params: Sequence[Parameter], specs: Sequence[Any], names: Sequen
         inner = ", ".join(expr(x) for x in s[1])
         return f"[{inner}]" if s[0] == "list" else f"({inner}{',' if len(s[1]) == 1 else ''})"
 
-    return ", ".join(f"{p.name}={expr(s)}" for p, s in zip(params, specs) if s != ABSENT)
+    # With *args, positional parameters are passed by position (`f(x=a, 1)` is not Python).
+    by_position = any(p.kind == "variadic" for p in params)
+    return ", ".join(expr(s) if by_position and p.kind != "keyword" else f"{p.name}={expr(s)}"
+                     for p, s in zip(params, specs) if s != ABSENT)

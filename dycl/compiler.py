@@ -167,7 +167,8 @@ def build_artifact(module: ModuleOp, model: nn.Module, inputs: Sequence[torch.Te
         # What a call may pass: the example shapes, or symbolic dimensions with ranges.
         "signature": (signature or Signature.of_examples(inputs, dynamic=False)).to_json(),
         # forward's parameters (calls by keyword) and, where they are not all tensors, what each was.
-        **({"parameters": [p.to_json() for p in params]} if (params := parameters_of(model)) is not None else {}),
+        **({"parameters": [p.to_json() for p in params]}
+           if (params := arguments.params if arguments is not None else parameters_of(model)) is not None else {}),
         **({"argument_spec": spec} if (spec := argument_spec(model, inputs, arguments)) is not None else {}),
         **({"outputs": outputs} if outputs is not None else {}),
         "subgraphs": subgraphs,
@@ -500,6 +501,8 @@ def bind_examples(model: nn.Module, args: Sequence[Any], kwargs: Mapping[str, An
     """The program's example tensors, and how forward's arguments are made of them
     (None where they are forward's positional arguments as they are)."""
     params = parameters_of(model)
+    if params is None and not kwargs and not all(isinstance(x, torch.Tensor) for x in args):
+        params = parameters_of(model, len(args))  # forward(self, x, *args): constants bound by position
     if params is None or (not kwargs and all(isinstance(x, torch.Tensor) for x in args)):
         if kwargs:
             raise UsageError("example inputs by name need a forward without *args/**kwargs")

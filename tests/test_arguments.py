@@ -132,3 +132,27 @@ def test_a_list_argument_forward_changes_is_the_callers():
         for _ in range(2):
             assert torch.equal(cm(torch.ones(2), mine), AppendsToItsList()(torch.ones(2), theirs))
     assert len(mine) == len(theirs) == 3
+
+
+class VarArgs(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.lin = torch.nn.Linear(4, 4)
+
+    def forward(self, x, *args, **kwargs):
+        return self.lin(x) * kwargs.get("scale", 1.0) + sum(args)
+
+
+def test_a_forward_with_star_args_compiled_with_extra_positional_constants(tmp_path):
+    """`forward(self, x, *args, **kwargs)` compiled with `(x, 1, 2)` (shape inference
+    once refused the ints); calls with other *args or with **kwargs run the model."""
+    torch.manual_seed(0)
+    model = VarArgs().eval()
+    x = torch.randn(2, 4)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        cm = dycl.compile(model, (x, 1, 2), backend="torch", out_dir=tmp_path / "a")
+        with torch.no_grad():
+            for args, kwargs in [((x, 1, 2), {}), ((x, 3, 4), {}), ((x,), {}), ((x, 1), {}), ((x, 1, 2), {"scale": 2.0})]:
+                assert torch.equal(cm(*args, **kwargs), model(*args, **kwargs)), (args, kwargs)
+            assert torch.equal(dycl.load(tmp_path / "a")(x, 1, 2), model(x, 1, 2))

@@ -39,12 +39,47 @@ def write_guards(spec: Any, ep: Any, out_dir: Path | None) -> None:
         text = text.replace(".size()[", ".shape[")
         if "a[-1]" in text or not _checkable(text):
             raise BackendError(f"sub-DNN {spec.name}: its export holds only where {code}, which dycl cannot check")
-        guards.append(text)
+        if not _holds_anyway(spec, ep, text):
+            guards.append(text)
     if guards:
         guards_file(out_dir, spec.name).write_text(json.dumps(guards, indent=2) + "\n")
         named = [t for t in (in_named_dims(g, spec) for g in guards) if t is not None]
         if named:
             dims_file(out_dir, spec.name).write_text(json.dumps(named, indent=2) + "\n")
+
+
+_UNIT_GUARD = re.compile(r"a\[(\d+)\]\.shape\[(\d+)\] != ([01])")
+
+
+def _holds_anyway(spec: Any, ep: Any, guard: str) -> bool:
+    """Whether the export also gives its torch graph's answer where `guard`, a
+    size-oblivious export's `a[i].shape[k] != 1` (or `!= 0`), fails: its graph
+    run at that size on random inputs equals the torch graph's. (An expert that
+    exactly one token chose: the export of `out[sel] = f(x[sel])` guards `!= 1`,
+    and the host refused the model's own example.) The build is then checked at
+    that size too (verify_build's probes)."""
+    import torch
+
+    from dycl.backends.verify_build import _leaves, _resized, _same
+    from dycl.runtime.loaders.torch_eager import lifted
+
+    m = _UNIT_GUARD.fullmatch(guard.strip("() "))
+    if m is None or (int(m[1]), int(m[2])) not in spec.dynamic or not spec.allows(int(m[3])):
+        return False
+    size = int(m[3])
+    try:
+        exported = lifted(ep)  # (ep.module() would check the guard itself)
+        for seed in range(3):
+            inputs = _resized(spec, size, 100 + seed)
+            if inputs[int(m[1])].shape[int(m[2])] != size:
+                return False
+            with torch.no_grad():
+                want, got = _leaves(spec.graph_module(*inputs)), _leaves(exported(*inputs))
+            if len(want) != len(got) or not all(map(_same, want, got)):
+                return False
+    except Exception:  # noqa: BLE001 (the export does not take that size: the guard stays)
+        return False
+    return True
 
 
 def dims_file(out_dir: Path, name: str) -> Path:

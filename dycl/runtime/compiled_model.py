@@ -159,6 +159,8 @@ class CompiledModel:
         if params is None or compiled is None:
             raise InputError("a compiled model takes its tensor inputs by position"
                              + (f"; got keyword argument(s) {', '.join(sorted(kwargs))}" if kwargs else ""))
+        if any(p.kind == "variadic" for p in params):
+            return self._call_variadic(params, compiled, args, kwargs)
         values = bind(params, args, kwargs)
         if self.manifest.get("mutates_arguments"):
             return self._eager((), {p.name: v for p, v in zip(params, values) if v is not ABSENT},
@@ -223,9 +225,24 @@ class CompiledModel:
                             x.copy_(a)
             return out
 
+    def _call_variadic(self, params: list[Parameter], compiled: Any, args: tuple[Any, ...],
+                       kwargs: dict[str, Any]) -> Any:
+        """forward(self, x, *args, **kwargs): the compiled program takes the example
+        call's arguments by position; another call (other constants, another count,
+        keywords into **kwargs) runs the model itself, as eager does."""
+        try:
+            flat, specs = flatten(bind(params, args, kwargs))
+        except InputError:
+            flat, specs = [], None
+        if kwargs or specs is None or argument_key(specs) != argument_key(compiled):
+            return self._eager(args, None, "forward takes *args or **kwargs, and calls with other ones than the "
+                                           "compile's", kwargs)
+        return self._call_tensors(tuple(flat))
+
     def _eager(self, inputs: tuple[Any, ...], example: dict[str, Any] | None = None,
                why: str = "forward asks for its inputs' memory layout (is_contiguous, stride, ...) and was "
-                          "compiled for dense inputs; calls with strided inputs") -> Any:
+                          "compiled for dense inputs; calls with strided inputs",
+               kwargs: dict[str, Any] | None = None) -> Any:
         """forward asks for the inputs' strides, and the program was built for dense
         inputs: these run the model itself, as eager does (a FallbackWarning once)."""
         with self._lock:
@@ -237,7 +254,7 @@ class CompiledModel:
                 warnings.warn(FallbackWarning(f"{self.manifest['model']}: {why} run the model as eager Python"),
                               stacklevel=3)
             with torch.no_grad():
-                return self._eager_model(*inputs) if example is None else self._eager_model(**example)
+                return self._eager_model(*inputs, **(kwargs or {})) if example is None else self._eager_model(**example)
 
     def _specialization(self, inputs: tuple[Any, ...], example: dict[str, Any] | None = None,
                         arguments: str | None = None) -> CompiledModel | None:

@@ -561,6 +561,29 @@ class SelectedRows(nn.Module):
         return sel.sum(0) * 2 + len(sel)
 
 
+class SwitchExperts(nn.Module):
+    """Each token to its argmax expert; an expert no token chose is skipped, and one
+    that exactly one token chose runs on one row (the example routes one token to
+    expert 1: the export's `!= 1` guard made the host refuse the model's own example)."""
+
+    def __init__(self):
+        super().__init__()
+        self.experts = nn.ModuleList(nn.Linear(4, 4) for _ in range(3))
+
+    def forward(self, x):
+        route = x.argmax(-1)
+        out = x.clone()
+        for i, expert in enumerate(self.experts):
+            sel, = torch.where(route == i)
+            if len(sel) == 0:
+                continue
+            out[sel] = expert(x[sel])
+        return out
+
+
+_SWITCH_INPUTS = [(torch.tensor([[1.0, 0, 0, 0], [2, 0, 0, 0], [0, 1, 0, 0], [3, 0, 0, 0]]),),
+                  (torch.tensor([[0.0, 0, 1, 0], [2, 0, 0, 0], [0, 1, 0, 0], [0, 3, 0, 0]]),)] + _inputs((5, 4), seeds=6)
+
 _OPS = {"flat": lambda t: t.reshape(-1)}  # a registry of callables: its calls run as Python
 
 
@@ -618,6 +641,7 @@ CASES = {
     "state_on_some_paths": (StateOnSomePaths, _inputs(), None, 1),
     "sparse_moe_block": (SparseMoeBlock, _inputs((1, 6, 8), seeds=10), 0, 1),
     "masked_experts": (MaskedExperts, _inputs((5, 8), seeds=12), 0, 2),
+    "switch_experts": (SwitchExperts, _SWITCH_INPUTS, 0, 1),
     "update_through_region_result": (UpdateThroughRegionResult, _inputs((2, 4)), None, 0),
     "inplace_relu_on_input": (InplaceReluOnInput, _inputs((2, 4)), None, 0),
     "selected_rows": (SelectedRows, _inputs((6, 8), seeds=12) + [(-torch.ones(6, 8),)], 0, 3),

@@ -14,8 +14,6 @@ _TORCH_LOAD_LOCK = threading.Lock()
 def load(path: str, target: dict[str, Any]) -> Callable[..., list[Any]]:
     import torch
 
-    from torch.export.graph_signature import InputKind, OutputKind
-
     device = "cuda" if target["kind"] == "cuda" else "cpu"
     # torch.export.load unpickles sample inputs and constants, retrying with
     # weights_only=False when that fails: a replaced pickle would run its payload.
@@ -30,21 +28,7 @@ def load(path: str, target: dict[str, Any]) -> Callable[..., list[Any]]:
                 del os.environ["TORCH_FORCE_WEIGHTS_ONLY_LOAD"]
             else:
                 os.environ["TORCH_FORCE_WEIGHTS_ONLY_LOAD"] = before
-    # The lifted graph, called with its parameters directly: no pytree or guard
-    # checks per call (4x less overhead than `ep.module()` on a small sub-DNN).
-    graph = ep.graph_module.to(device)
-    state = {k: v.to(device) for k, v in {**ep.state_dict, **ep.constants}.items()}
-    slots = [None if s.kind == InputKind.USER_INPUT else state[s.target] for s in ep.graph_signature.input_specs]
-    outputs = ep.graph_signature.output_specs
-    user = [i for i, s in enumerate(outputs) if s.kind == OutputKind.USER_OUTPUT]
-    mutated = [(i, state[s.target]) for i, s in enumerate(outputs) if s.kind == OutputKind.BUFFER_MUTATION]
-
-    def module(*args):
-        given = iter(args)
-        out = graph(*[next(given) if s is None else s for s in slots])
-        for i, buffer in mutated:
-            buffer.copy_(out[i])
-        return [out[i] for i in user]
+    module = lifted(ep, device)
 
     def convert(a):
         if isinstance(a, torch.Tensor):
@@ -64,3 +48,25 @@ def load(path: str, target: dict[str, Any]) -> Callable[..., list[Any]]:
                 if isinstance(o, torch.Tensor) and (o.storage_offset() or not o.is_contiguous()) else o for o in out]
 
     return run
+
+
+def lifted(ep: Any, device: str = "cpu") -> Callable[..., list[Any]]:
+    """The export's lifted graph, called with its parameters directly: no pytree or
+    guard checks per call (4x less overhead than `ep.module()` on a small sub-DNN)."""
+    from torch.export.graph_signature import InputKind, OutputKind
+
+    graph = ep.graph_module.to(device)
+    state = {k: v.to(device) for k, v in {**ep.state_dict, **ep.constants}.items()}
+    slots = [None if s.kind == InputKind.USER_INPUT else state[s.target] for s in ep.graph_signature.input_specs]
+    outputs = ep.graph_signature.output_specs
+    user = [i for i, s in enumerate(outputs) if s.kind == OutputKind.USER_OUTPUT]
+    mutated = [(i, state[s.target]) for i, s in enumerate(outputs) if s.kind == OutputKind.BUFFER_MUTATION]
+
+    def module(*args):
+        given = iter(args)
+        out = graph(*[next(given) if s is None else s for s in slots])
+        for i, buffer in mutated:
+            buffer.copy_(out[i])
+        return [out[i] for i in user]
+
+    return module
