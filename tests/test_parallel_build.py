@@ -41,3 +41,25 @@ def test_parallel_build_falls_back_per_sub_dnn(monkeypatch):
     with torch.no_grad():
         for x in (torch.randn(4, 4) * 10, torch.zeros(4, 4)):
             assert max_abs_error(model(x), cm(x)) <= 1e-5
+
+
+def test_auto_builds_its_candidates_in_workers(branchy, monkeypatch, tmp_path):
+    """With jobs > 1 every candidate (ONNX Runtime, TVM) of every sub-DNN is built in
+    a worker process: a build in this process fails the test. The measuring and the
+    final build then find them in the build cache."""
+    from dycl.backends.onnxruntime import OnnxRuntimeBackend
+    from dycl.backends.tvm import TvmBackend
+
+    def in_process(*a, **k):
+        raise AssertionError("a candidate was built in the compiling process")
+
+    monkeypatch.setenv("DYCL_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.setattr(TvmBackend, "build", in_process)
+    monkeypatch.setattr(OnnxRuntimeBackend, "build", in_process)
+    model = branchy.make_model()
+    cm = dycl.compile(model, branchy.example_inputs(), jobs=2, out_dir=tmp_path / "a")
+    for info in json.loads((tmp_path / "a" / "manifest.json").read_text())["subgraphs"].values():
+        assert "failed" not in info["why"], info
+    with torch.no_grad():
+        for x in branchy.branch_inputs().values():
+            assert max_abs_error(model(*x), cm(*x)) <= 1e-5
