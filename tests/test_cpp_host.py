@@ -17,6 +17,7 @@ import pytest
 import torch
 
 import dycl
+from dycl.demo import float64_outputs
 from dycl.diagnostics import DyclError, PassError, UsageError
 
 pytestmark = pytest.mark.skipif(shutil.which("g++") is None, reason="the C++ host needs g++")
@@ -78,23 +79,13 @@ def check_model(name: str, out: Path, tmp: Path) -> None:
     assert_every_path(model, cm, out, mod.branch_inputs(), tmp)
 
 
-def _float64_run(model, inputs) -> list | None:
-    """The model's outputs computed in float64, or None where it does not run so (a
-    float32 state it makes itself)."""
-    try:
-        with torch.no_grad():
-            return leaves(copy.deepcopy(model).double()(*[t.double() if t.is_floating_point() else t for t in inputs]))
-    except RuntimeError:
-        return None
-
-
 def assert_every_path(model, cm, out: Path, paths: dict, tmp: Path) -> None:
     """eager == in-process == reloaded artifact == C++ host, on each path's inputs."""
     reloaded = dycl.load(out)
     with torch.no_grad():
         for path, x in paths.items():
             expected = model(*x)
-            exact = functools.partial(_float64_run, model, x)
+            exact = functools.partial(float64_outputs, model, x)
             assert_same(expected, leaves(cm(*x)), exact=exact)
             assert_same(expected, leaves(reloaded(*x)), exact=exact)
             got, done = run_cpp(out, x, tmp / path)
