@@ -816,3 +816,15 @@ def test_a_save_after_calls_keeps_the_state_they_changed(tmp_path, monkeypatch):
         loaded = dycl.load(tmp_path / "art")
         assert torch.equal(loaded(x), model(x))  # both the fourth call
         assert model.calls == 4
+
+
+def test_a_generator_helper_runs_as_python_at_its_call():
+    """A method with `yield` called from forward: the call runs as Python, located at
+    the caller's line (it once ran the whole forward, the reason an internal TypeError)."""
+    from models.fallbacks import GeneratorHelper
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        cm = dycl.compile(GeneratorHelper().eval(), [torch.randn(2, 4)], backend="torch")
+    assert cm.fallbacks[0]["construct"] != "forward"
+    assert "generator function GeneratorHelper.states" in cm.fallbacks[0]["reason"], cm.fallbacks

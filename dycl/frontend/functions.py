@@ -88,6 +88,8 @@ class FunctionLowering:
         fdef = tree.body[0]
         if not isinstance(fdef, ast.FunctionDef):
             raise self.unsupported(node, "calling a non-function")
+        if _is_generator(fdef):  # its body's `yield` is not a statement of its own: the call runs as Python
+            raise self.unsupported(node, f"calling the generator function {fn.qualname} (yield)")
         if self_ref is not None:
             args = [self_ref, *args]
         defaults = fdef.args.defaults
@@ -115,6 +117,8 @@ class FunctionLowering:
             raise self.unsupported(node, f"recursive call of the nested function '{c.name}'")
         if any(isinstance(n, (ast.Nonlocal, ast.Global)) for n in ast.walk(fdef)):
             raise self.unsupported(node, f"nested function '{c.name}' that rebinds an outer name (nonlocal/global)")
+        if isinstance(fdef, ast.FunctionDef) and _is_generator(fdef):
+            raise self.unsupported(node, f"calling the generator function '{c.name}' (yield)")
         fn = dataclasses.replace(c.fn, qualname=f"{c.fn.qualname}.<locals>.{c.name}", inline=True)
         params = self.bind_params(fdef.args, args, kwargs, lambda i: c.defaults[i], lambda j: c.kw_defaults[j],
                                   fn.qualname, node)
@@ -221,3 +225,15 @@ def _default_objects(function: Any, self_ref: Any) -> list[Any]:
         return [None] * len(values)
     return [ObjectRef(f"{where}.__defaults__[{k}]", v) if isinstance(v, (list, dict, set, torch.Tensor)) else None
             for k, v in enumerate(values)]
+
+
+def _is_generator(fdef: ast.FunctionDef) -> bool:
+    """`yield` in the function's own body (not in a function nested in it)."""
+    stack: list[ast.AST] = list(fdef.body)
+    while stack:
+        n = stack.pop()
+        if isinstance(n, (ast.Yield, ast.YieldFrom)):
+            return True
+        if not isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)):
+            stack.extend(ast.iter_child_nodes(n))
+    return False

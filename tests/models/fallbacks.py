@@ -584,6 +584,23 @@ class SwitchExperts(nn.Module):
 _SWITCH_INPUTS = [(torch.tensor([[1.0, 0, 0, 0], [2, 0, 0, 0], [0, 1, 0, 0], [3, 0, 0, 0]]),),
                   (torch.tensor([[0.0, 0, 1, 0], [2, 0, 0, 0], [0, 1, 0, 0], [0, 3, 0, 0]]),)] + _inputs((5, 4), seeds=6)
 
+class GeneratorHelper(nn.Module):
+    """Hidden states collected from a generator method (`list(self.states(x))`)."""
+
+    def __init__(self):
+        super().__init__()
+        self.layers = nn.ModuleList(nn.Linear(4, 4) for _ in range(3))
+
+    def states(self, x):
+        for layer in self.layers:
+            x = torch.tanh(layer(x))
+            yield x
+
+    def forward(self, x):
+        hs = list(self.states(x))
+        return hs[-1] + hs[0]
+
+
 _OPS = {"flat": lambda t: t.reshape(-1)}  # a registry of callables: its calls run as Python
 
 
@@ -641,6 +658,7 @@ CASES = {
     "state_on_some_paths": (StateOnSomePaths, _inputs(), None, 1),
     "sparse_moe_block": (SparseMoeBlock, _inputs((1, 6, 8), seeds=10), 0, 1),
     "masked_experts": (MaskedExperts, _inputs((5, 8), seeds=12), 0, 2),
+    "generator_helper": (GeneratorHelper, _inputs((2, 4)), None, 0),
     "switch_experts": (SwitchExperts, _SWITCH_INPUTS, 0, 1),
     "update_through_region_result": (UpdateThroughRegionResult, _inputs((2, 4)), None, 0),
     "inplace_relu_on_input": (InplaceReluOnInput, _inputs((2, 4)), None, 0),
