@@ -1478,6 +1478,7 @@ class PyRegionOp(IRDLOperation):
 
 SUBGRAPH_ATTR = "dycl.subgraph"
 BACKEND_ATTR = "dycl.backend"
+READS_STATE_ATTR = "dycl.reads_state"  # on a py_region: it reads module state forward writes after it
 # On a call whose result size depends on its inputs' values (set by shape-inference).
 DATA_DEPENDENT_ATTR = "dycl.data_dependent_shape"
 # On a tensor call the host runs itself, with torch (set by cut-data-dependent-shapes).

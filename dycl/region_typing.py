@@ -258,6 +258,10 @@ def type_region(op: d.PyRegionOp, model: nn.Module, mode: Any, args: list[Any],
             except Exception:  # noqa: BLE001 (other values it refuses: the first run's sizes)
                 again = values
             varying = [_varying_dims(v, w) for v, w in zip(values, again)]
+        if d.READS_STATE_ATTR in op.attributes:
+            # It reads state forward writes after it (a KV cache grown on each call): one
+            # call's sizes say nothing of the next's, so each tensor's are known at run time.
+            varying = [_every_dim(v) for v in values]
     with mode:
         return [_abstract(v, mode, unknown, dims) for v, dims in zip(values, varying)]
 
@@ -266,6 +270,14 @@ def _holds_state(v: Any) -> bool:
     """A Python object a region may update (not a tensor, number, string or None)."""
     return not isinstance(v, (torch.Tensor, int, float, bool, str, bytes, type(None), torch.dtype, torch.device)) \
         and not callable(v)
+
+
+def _every_dim(v: Any) -> Any:
+    if isinstance(v, torch.Tensor):
+        return set(range(v.dim())) or None
+    if isinstance(v, (tuple, list)) and not isinstance(v, torch.Size):
+        return [_every_dim(x) for x in v]
+    return None
 
 
 def _varying_dims(a: Any, b: Any) -> Any:

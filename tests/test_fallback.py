@@ -828,3 +828,38 @@ def test_a_generator_helper_runs_as_python_at_its_call():
         cm = dycl.compile(GeneratorHelper().eval(), [torch.randn(2, 4)], backend="torch")
     assert cm.fallbacks[0]["construct"] != "forward"
     assert "generator function GeneratorHelper.states" in cm.fallbacks[0]["reason"], cm.fallbacks
+
+
+class KvCache(torch.nn.Module):
+    """A dict cache on the module, grown by every call (incremental decoding)."""
+
+    def __init__(self):
+        super().__init__()
+        self.kv = torch.nn.Linear(4, 4)
+        self.cache = {}
+
+    def forward(self, x):
+        k = self.kv(x)
+        if "k" in self.cache:
+            k = torch.cat([self.cache["k"], k], 1)
+        self.cache["k"] = k
+        return k.sum(1)
+
+
+@pytest.mark.parametrize("backend", ["torch", "auto"])
+def test_a_cache_filled_before_the_compile_keeps_growing(backend):
+    """Compiled after a prefill (the cache holds 2 positions), every later step grows
+    it: the sizes of what reads it are known at run time (they were the compile's,
+    and the second step raised, leaving the cache behind eager's)."""
+    torch.manual_seed(0)
+    eager, compiled_model = KvCache().eval(), KvCache().eval()
+    compiled_model.load_state_dict(eager.state_dict())
+    prompt = torch.randn(1, 2, 4)
+    with torch.no_grad(), warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        eager(prompt), compiled_model(prompt)
+        steps = [torch.randn(1, 1, 4) for _ in range(4)]
+        cm = dycl.compile(compiled_model, [steps[0]], backend=backend)
+        for x in steps:
+            assert torch.allclose(cm(x), eager(x), atol=1e-5)
+            assert compiled_model.cache["k"].shape == eager.cache["k"].shape

@@ -1237,7 +1237,9 @@ class Lowerer(LoopLowering, RegionLowering, ContainerLowering, FunctionLowering,
             if owner is not None and owner is not obj:
                 keys.append((id(owner), attr))
         if any(k in self.dirty_attrs for k in keys):
-            raise self.unsupported(node, f"a read of '{attr}', which forward changes at run time (state)")
+            err = self.unsupported(node, f"a read of '{attr}', which forward changes at run time (state)")
+            err.reads_state = True  # type: ignore[attr-defined]  (the region's tensor sizes may change per call)
+            raise err
         for k in keys:
             self.folded_attrs.setdefault(k, str(self._loc(node)))
         self.folded_reads.setdefault((id(obj), attr), (obj, attr, "attr"))

@@ -30,7 +30,7 @@ from typing import TYPE_CHECKING, Any
 
 import torch
 from torch import nn
-from xdsl.dialects.builtin import i1
+from xdsl.dialects.builtin import UnitAttr, i1
 from xdsl.ir import Attribute, SSAValue
 
 from dycl.diagnostics import FrontendError
@@ -343,6 +343,8 @@ class RegionLowering:
         construct = construct_of(stmts[0]) if len(stmts) == 1 or not tail else f"{construct_of(stmts[0])} to the end of {self.fn.qualname}"
         types = [result_type or d.ANY] * (1 if tail else len(outs))
         op = d.PyRegionOp(operands, types, code, globals_key(self.fn.globals), where, construct, error.message, tail)
+        if getattr(error, "reads_state", False):
+            op.attributes[d.READS_STATE_ATTR] = UnitAttr()
         self.emit(op, node)
         forget_state(scope.env)  # the region may write module attributes: reads go to the host
         results = list(op.results)
