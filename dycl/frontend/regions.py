@@ -389,15 +389,17 @@ class RegionLowering:
         return {n for n in stores if n in read or n.startswith("__dycl")}
 
     def _read_later(self: Lowerer, stmts: list[ast.stmt]) -> set[str]:
-        """The names this function may read after `stmts` (every name it reads, inside a loop)."""
+        """The names the region itself or this function after it may read (every name
+        the function reads, inside a loop). (`row += 1; return z` in one region: `z` is
+        handed in, and `row`, made by a sub-DNN, is a copy of its row, not a view.)"""
         assert self.fn is not None and self.fn.tree is not None
         end = (stmts[-1].end_lineno or 0, stmts[-1].end_col_offset or 0)
         inside = {id(n) for s in stmts for n in ast.walk(s)}
-        reads = [n for n in ast.walk(self.fn.tree) if id(n) not in inside and (
-            isinstance(n, ast.Name) and isinstance(n.ctx, (ast.Load, ast.Del))
-            or isinstance(n, ast.AugAssign) and isinstance(n.target, ast.Name))]
+        reads = [n for n in ast.walk(self.fn.tree) if
+                 isinstance(n, ast.Name) and isinstance(n.ctx, (ast.Load, ast.Del))
+                 or isinstance(n, ast.AugAssign) and isinstance(n.target, ast.Name)]
         return {n.id if isinstance(n, ast.Name) else n.target.id for n in reads  # type: ignore[attr-defined]
-                if self.loop_depth or (n.lineno, n.col_offset) > end}
+                if self.loop_depth or id(n) in inside or (n.lineno, n.col_offset) > end}
 
     def _region_code(self: Lowerer, stmts: list[ast.stmt], params: list[str], prelude: list[str],
                      outs: list[str] | None) -> str:
