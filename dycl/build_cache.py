@@ -169,6 +169,11 @@ class BuildCache:
         key = structural_key(fn, model, backend.cache_tag(), target)
         return key, self.reuse(key, out_dir, name)
 
+    def has(self, key: str) -> bool:
+        """Whether this compile or an earlier one built `key` (nothing is copied)."""
+        root = cache_dir()
+        return key in self.built or (root is not None and (root / "builds" / key / "done").exists())
+
     def reuse(self, key: str, out_dir: Path, name: str) -> str | None:
         if key in self.built:
             self.deduplicated += 1

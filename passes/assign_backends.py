@@ -143,13 +143,12 @@ class AssignBackendsPass(ModulePass):
             if len(names) == 1 or self._decided(f, model, target, names)[1] is not None:
                 continue
             for name in names:
-                backend = get_backend(name)
                 if name == "torch":  # nothing to build
                     continue
-                out = _candidate_dir(tmp, f, name)
-                key, file = cache.lookup(backend, f, model, target, out, spec.name)
-                if file is None:
-                    items.append((key, BuildJob(backend, spec, f), out))
+                backend = get_backend(name)
+                key = structural_key(f, model, backend.cache_tag(), target)
+                if not cache.has(key):
+                    items.append((key, BuildJob(backend, spec, f), _candidate_dir(tmp, f, name)))
         return build_candidates(items, target, cache, self.jobs) if items else {}
 
     @staticmethod

@@ -305,13 +305,13 @@ class RegionLowering:
         # An in-place update must reach every name sharing the storage: names holding
         # the same value are rebound below; a view elsewhere cannot be, so widen.
         updated: list[tuple[str, SSAValue]] = []
+        later = self._read_later(stmts) if mutated else set()
         for name in sorted(mutated):
             v = scope.env[name]
             if not maybe_tensor(v):
                 continue
             assert isinstance(v, SSAValue)
             roots = possible_roots(v, self.model, self._joins)
-            later = self._read_later(stmts)
             for env in envs:
                 for other, w in bound_values(env):
                     if env is scope.env and other not in later:
