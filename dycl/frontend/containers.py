@@ -15,12 +15,14 @@ import collections
 import dataclasses
 from typing import TYPE_CHECKING, Any
 
+import torch
 from torch import nn
 from xdsl.dialects import arith
 from xdsl.ir import SSAValue
 
 from dycl.dialects import dycl as d
 from dycl.frontend.loops import RuntimeRange, _Injected
+from dycl.frontend.objects import READING_METHODS, NotFoldable, from_probe, make_probe, needs_probe
 from dycl.frontend.values import MUTATING_METHODS, DictVal, ModuleRef, NamedSeq, ObjectVal, SeqVal, Static, Value
 
 if TYPE_CHECKING:
@@ -108,7 +110,7 @@ class ContainerLowering:
         if issubclass(cls, tuple) and hasattr(cls, "_fields"):
             names = list(cls._fields)
             defaults = getattr(cls, "_field_defaults", {})
-        elif dataclasses.is_dataclass(cls) and not hasattr(cls, "__post_init__") and not issubclass(cls, dict):
+        elif dataclasses.is_dataclass(cls):
             fields = [f for f in dataclasses.fields(cls) if f.init]
             names = [f.name for f in fields]
             defaults = {f.name: f.default for f in fields if f.default is not dataclasses.MISSING}
@@ -125,7 +127,29 @@ class ContainerLowering:
         values = [bound[n] if n in bound else Static(defaults[n]) for n in names]
         if issubclass(cls, tuple):
             return NamedSeq(values, False, cls)
-        return ObjectVal(values, False, names, "builtins.dict", cls)
+        if not needs_probe(cls):
+            return ObjectVal(values, False, names, "builtins.dict", cls)
+        probed = make_probe(cls, names, values)
+        if probed is None:
+            return None  # built on the host, as the class's code decides
+        return ObjectVal(values, False, names, "builtins.dict", cls, *probed)
+
+    def probe_method(self: Lowerer, recv: ObjectVal, name: str, args: list[Value], kwargs: dict[str, Value],
+                     node: ast.AST) -> Value:
+        """A reading method of an output object (`out.to_tuple()`, `out.keys()`), as its class answers."""
+        if name not in READING_METHODS or not all(isinstance(a, Static) for a in (*args, *kwargs.values())):
+            raise self.unsupported(node, f"method '{name}' of a {recv.cls.__name__} object")
+        return self.probe_answer(recv, lambda o: getattr(o, name)(*[a.value for a in args],
+                                                                  **{k: v.value for k, v in kwargs.items()}), node)
+
+    def probe_answer(self: Lowerer, recv: ObjectVal, ask: Any, node: ast.AST) -> Value:
+        try:
+            with torch.no_grad():
+                return from_probe(ask(recv.probe), recv.standins, recv.items)
+        except NotFoldable as e:
+            raise self.unsupported(node, f"a {recv.cls.__name__} object's answer holding a {e}") from None
+        except Exception as e:  # noqa: BLE001 (eager raises it where this line runs: so does Python)
+            raise self.unsupported(node, f"{type(e).__name__} from the {recv.cls.__name__} class: {e}") from None
 
     def _dict_items(self: Lowerer, v: Value, node: ast.AST) -> list[tuple[Any, Value]]:
         if isinstance(v, ObjectVal):
@@ -217,6 +241,10 @@ class ContainerLowering:
     def container_method(self: Lowerer, recv: SeqVal, name: str, args: list[Value], kwargs: dict[str, Value],
                          node: ast.AST) -> Value:
         """Methods of a list or dict built in forward, evaluated at compile time."""
+        if isinstance(recv, ObjectVal):
+            if recv.probe is None:
+                raise self.error(node, f"{recv.cls.__name__} object has no attribute '{name}' here")
+            return self.probe_method(recv, name, args, kwargs, node)
         if recv.argument is not None and name in MUTATING_METHODS:
             self.note_argument_mutated(recv, node)
         if name in MUTATING_METHODS:

@@ -211,7 +211,10 @@ class LoopLowering:
         if isinstance(it, Static) and isinstance(it.value, _ITERABLE_CONSTANTS):
             return [Static(x) for x in it.value]
         if isinstance(it, ObjectVal):
-            return None  # a dataclass instance is not iterable
+            if it.probe is None:
+                return None  # a dataclass instance is not iterable
+            found = self.probe_answer(it, list, node)
+            return list(found.items) if isinstance(found, SeqVal) else None
         if isinstance(it, DictVal):
             return [Static(k) for k in it.keys]
         if isinstance(it, SeqVal):

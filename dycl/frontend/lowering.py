@@ -487,8 +487,9 @@ class Lowerer(LoopLowering, RegionLowering, ContainerLowering, FunctionLowering,
             raise self.error(node, f"submodule '{v.path or 'self'}' cannot be used as a value, only called")
         if isinstance(v, GlobalRef):
             return self.emit(d.ConstantOp(d.GlobalAttr(v.qualname)), node).results[0]
-        if isinstance(v, MethodRef) and isinstance(v.receiver, SSAValue) and v.receiver.type == d.PYOBJ:
-            # `torch.finfo(dtype).min`: an attribute of a Python object, read where it is used
+        if isinstance(v, MethodRef) and isinstance(v.receiver, SSAValue) and v.receiver.type in (d.PYOBJ, d.ANY):
+            # `torch.finfo(dtype).min`, `out.hidden_states` of an object a Python region made:
+            # an attribute of a Python object, read where it is used
             return self.call_function("builtins.getattr", [v.receiver, Static(v.name)], {}, node)
         raise self.error(node, f"'{v.name}' must be called" if isinstance(v, MethodRef) else "unsupported value")
 
@@ -849,6 +850,9 @@ class Lowerer(LoopLowering, RegionLowering, ContainerLowering, FunctionLowering,
             case ast.Attribute(value=base, attr=attr) if isinstance(owner := self.expr(base, scope), ObjectVal):
                 if getattr(owner.cls, "__dataclass_params__").frozen:
                     raise self.error(target, f"cannot assign to field '{attr}' of a frozen {owner.cls.__name__}")
+                if owner.probe is not None:
+                    # its own __setattr__ or __post_init__ may act on the value: the host's object does
+                    raise self.unsupported(target, f"assignment to a field of a {owner.cls.__name__} object")
                 owner.set(attr, v)
             case ast.Attribute(value=base, attr=attr) if isinstance(owner := self.expr(base, scope), ModuleRef) and \
                     self.store_state(owner, attr, v, scope, target):
@@ -1325,6 +1329,10 @@ class Lowerer(LoopLowering, RegionLowering, ContainerLowering, FunctionLowering,
         if isinstance(base, ObjectVal):
             if attr in base.keys:
                 return base.get(attr)
+            if base.probe is not None and hasattr(base.probe, attr):
+                if callable(getattr(base.probe, attr)):
+                    return MethodRef(base, attr)
+                return self.probe_answer(base, lambda o: getattr(o, attr), node)  # a property
             raise self.error(node, f"{base.cls.__name__} object has no attribute '{attr}' here")
         if isinstance(base, NamedSeq) and attr in base.cls._fields:
             return base.items[base.cls._fields.index(attr)]
@@ -1386,6 +1394,11 @@ class Lowerer(LoopLowering, RegionLowering, ContainerLowering, FunctionLowering,
             if type(op) in STATIC_OK_CMPOPS:
                 if isinstance(left, Static) and isinstance(right, Static):
                     part: Value = Static(STATIC_OK_CMPOPS[type(op)](left.value, right.value))
+                elif isinstance(op, (ast.In, ast.NotIn)) and isinstance(left, Static) and isinstance(right, ObjectVal) \
+                        and right.probe is not None:
+                    found = self.probe_answer(right, lambda o: left.value in o, e)
+                    assert isinstance(found, Static)
+                    part = Static(found.value == isinstance(op, ast.In))
                 elif isinstance(op, (ast.In, ast.NotIn)) and isinstance(left, Static) and isinstance(right, DictVal):
                     part = Static((left.value in right.keys) == isinstance(op, ast.In))
                 elif isinstance(op, (ast.In, ast.NotIn)) and isinstance(left, Static) and isinstance(right, ModuleRef) \
@@ -1481,6 +1494,12 @@ class Lowerer(LoopLowering, RegionLowering, ContainerLowering, FunctionLowering,
         if isinstance(e, ast.BoolOp):
             return self._boolop(e, scope)
         v = self.expr(e, scope)
+        if isinstance(v, ObjectVal):  # an object is true unless its class says otherwise
+            if v.probe is not None:
+                return self.probe_answer(v, bool, e)
+            if hasattr(v.cls, "__bool__") or hasattr(v.cls, "__len__"):
+                raise self.unsupported(e, f"the truth of a {v.cls.__name__} object")
+            return Static(True)
         if isinstance(v, SeqVal):  # `while stack:` over a list known at compile time: its length
             return Static(bool(v.items))
         return v
@@ -1589,7 +1608,11 @@ class Lowerer(LoopLowering, RegionLowering, ContainerLowering, FunctionLowering,
                 raise NeedsStatic
             return self._get_at_run_time(SeqVal([Static(e) for e in base.value]), index, node)
         if isinstance(base, ObjectVal):
-            raise self.error(node, f"'{base.cls.__name__}' object is not subscriptable")
+            if base.probe is None:
+                raise self.error(node, f"'{base.cls.__name__}' object is not subscriptable")
+            if not isinstance(index, Static):
+                raise self.unsupported(node, f"indexing a {base.cls.__name__} object with a run-time index")
+            return self.probe_answer(base, lambda o: o[index.value], node)
         if isinstance(base, DictVal):
             if not isinstance(index, Static):
                 raise self.unsupported(node, "indexing a Python dict with a run-time key")
@@ -1973,6 +1996,10 @@ class Lowerer(LoopLowering, RegionLowering, ContainerLowering, FunctionLowering,
             return Static(range(*(a.value for a in args)))  # type: ignore[union-attr]
         if obj is len:
             (a,) = args
+            if isinstance(a, ObjectVal):
+                if a.probe is None:
+                    raise self.unsupported(node, f"len() of a {a.cls.__name__} object")
+                return self.probe_answer(a, len, node)
             if isinstance(a, SeqVal):
                 return Static(len(a.items))
             if isinstance(a, SSAValue) and isinstance(a.type, d.ListType):

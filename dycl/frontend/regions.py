@@ -37,7 +37,8 @@ from dycl.diagnostics import FrontendError
 from dycl.dialects import dycl as d
 from dycl.frontend.inplace import bound_values, maybe_tensor, possible_roots, rebind
 from dycl.frontend.state import forget_state
-from dycl.frontend.values import MUTATING_METHODS, DictVal, GlobalRef, MethodRef, ModuleRef, ObjectRef, SeqVal, Static, StaticObject, Value
+from dycl.frontend.values import (MUTATING_METHODS, DictVal, GlobalRef, MethodRef, ModuleRef, NamedSeq, ObjectRef, ObjectVal,
+                                  SeqVal, Static, StaticObject, Value, qualname_of)
 from dycl.pyregion import globals_key
 
 if TYPE_CHECKING:
@@ -227,6 +228,15 @@ class RegionLowering:
             return "__dycl_root" if not v.path else f"__dycl_root.get_submodule({v.path!r})"
         if isinstance(v, GlobalRef):
             return f"__import__('dycl.pyregion', fromlist=['resolve']).resolve({v.qualname!r})"
+        if isinstance(v, (ObjectVal, NamedSeq)):  # eager's object, rebuilt in the region (not a dict or tuple)
+            where = qualname_of(v.cls)
+            values = [self.region_capture(x, operands, params) for x in v.items]
+            if where is None or None in values:
+                return None
+            made = f"__import__('dycl.pyregion', fromlist=['resolve']).resolve({where!r})"
+            if isinstance(v, NamedSeq):
+                return f"{made}({', '.join(values)}{',' if len(values) == 1 else ''})"  # type: ignore[arg-type]
+            return f"{made}(**{{{', '.join(f'{k!r}: {x}' for k, x in zip(v.keys, values))}}})"
         if isinstance(v, DictVal):
             keys = [_literal(k) for k in v.keys]
             values = [self.region_capture(x, operands, params) for x in v.items]

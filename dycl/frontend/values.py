@@ -151,12 +151,25 @@ class ObjectVal(DictVal):
     by name (`keys`), rebuilt as eager's class on the host where it escapes."""
 
     cls: Any = None
+    # The class's own code run on stand-ins (see frontend/objects.py), for classes
+    # with a __post_init__ or that are dicts; None for plain dataclasses.
+    probe: Any = None
+    standins: list[Any] = field(default_factory=list)
 
     def like(self, items: list[Any]) -> ObjectVal:
-        return ObjectVal(items, False, list(self.keys), self.factory, self.cls)
+        return ObjectVal(items, False, list(self.keys), self.factory, self.cls, self.probe, self.standins)
 
     def same_kind(self, other: Any) -> bool:
-        return isinstance(other, ObjectVal) and other.cls is self.cls and other.keys == self.keys
+        return isinstance(other, ObjectVal) and other.cls is self.cls and other.keys == self.keys and \
+            _probe_signature(other) == _probe_signature(self)
+
+
+def _probe_signature(v: ObjectVal) -> Any:
+    """Objects whose probes answer alike: the same constant fields (None where a
+    field was not given), the same kinds of run-time ones."""
+    if v.probe is None:
+        return None
+    return tuple(s if isinstance(s, (bool, int, float, str, type(None))) else type(s).__name__ for s in v.standins)
 
 
 @dataclass(frozen=True)

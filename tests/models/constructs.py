@@ -931,6 +931,84 @@ class GrowingTensorWhile(nn.Module):
 CASES["growing_tensor_while"] = (GrowingTensorWhile, sign_inputs())
 
 
+class ModelOutput(collections.OrderedDict):
+    """transformers' ModelOutput as published: a dataclass that is also an ordered dict
+    of its fields that are not None; `out[0]` indexes that tuple, `out["k"]` the dict."""
+
+    def __post_init__(self):
+        class_fields = dataclasses.fields(self)
+        first_field = getattr(self, class_fields[0].name)
+        other_fields_are_none = all(getattr(self, field.name) is None for field in class_fields[1:])
+        if other_fields_are_none and not torch.is_tensor(first_field) and isinstance(first_field, dict):
+            for key, value in first_field.items():
+                self[key] = value
+        else:
+            for field in class_fields:
+                v = getattr(self, field.name)
+                if v is not None:
+                    self[field.name] = v
+
+    def __getitem__(self, k):
+        if isinstance(k, str):
+            inner_dict = dict(self.items())
+            return inner_dict[k]
+        return self.to_tuple()[k]
+
+    def __setattr__(self, name, value):
+        if name in self.keys() and value is not None:
+            super().__setitem__(name, value)
+        super().__setattr__(name, value)
+
+    def __setitem__(self, key, value):
+        super().__setitem__(key, value)
+        super().__setattr__(key, value)
+
+    def to_tuple(self):
+        return tuple(self[k] for k in self.keys())
+
+
+@dataclasses.dataclass
+class EncoderOutput(ModelOutput):
+    last_hidden_state: torch.Tensor = None
+    hidden_states: tuple = None
+    attentions: tuple = None
+
+
+class HFStyleOutputs(nn.Module):
+    """An encoder returning a ModelOutput read every way published heads read one:
+    by attribute, by key, by position and slice, `in`, `len`, `to_tuple()`."""
+
+    def __init__(self):
+        super().__init__()
+        self.layers = nn.ModuleList([nn.Linear(4, 4) for _ in range(3)])
+        self.head = nn.Linear(4, 2)
+
+    def encode(self, x, output_hidden_states=True, return_dict=True):
+        all_hidden_states = () if output_hidden_states else None
+        for layer in self.layers:
+            if output_hidden_states:
+                all_hidden_states = all_hidden_states + (x,)
+            x = torch.tanh(layer(x))
+        if not return_dict:
+            return tuple(v for v in [x, all_hidden_states] if v is not None)
+        return EncoderOutput(last_hidden_state=x, hidden_states=all_hidden_states)
+
+    def forward(self, x):
+        outputs = self.encode(x)
+        sequence_output = outputs[0]
+        if outputs.hidden_states[-1].mean() > 0 and "attentions" not in outputs:
+            logits = self.head(sequence_output + outputs["last_hidden_state"])
+            return (logits,) + outputs[1:] + (len(outputs),)
+        if sequence_output.sum() < -0.5:
+            return self.head(self.encode(x, return_dict=False)[0]), outputs.to_tuple()
+        return outputs
+
+
+CASES["hf_style_outputs"] = (HFStyleOutputs, sign_inputs() + [  # the three paths
+    (torch.tensor([[4.62, -0.88, -6.54, 1.71]]),), (torch.tensor([[-1.70, 1.12, -2.68, -4.53]]),),
+    (torch.tensor([[0.98, -4.33, -4.15, -2.40]]),)])
+
+
 def check_matches_eager(name: str, **compile_options) -> None:
     """Compile case `name` and compare it with eager on all its inputs (type and values)."""
     import dycl

@@ -3,6 +3,7 @@ everywhere: the untranslatable parts run as the model's own Python (fallback
 regions), the rest is compiled. Each is checked against eager on every path,
 including what it printed and the module's state after each call."""
 
+import collections
 import dataclasses
 import types
 
@@ -630,6 +631,45 @@ class InplaceReluOnInput(nn.Module):
         return x * 2, y
 
 
+@dataclasses.dataclass
+class _Scores:
+    logits: torch.Tensor
+    hidden: torch.Tensor
+
+
+class LenOfAnObject(nn.Module):
+    """`len()` of a plain dataclass raises TypeError in eager; the compiled model gave
+    its number of fields. Its truth is True whatever its fields are."""
+
+    def __init__(self):
+        super().__init__()
+        self.lin = nn.Linear(4, 4)
+
+    def forward(self, x):
+        out = _Scores(self.lin(x), x)
+        if out and x.sum() > 0:
+            return out.logits * len(out)
+        return out.hidden
+
+
+_Pair = collections.namedtuple("_Pair", "first second")
+
+
+class ObjectsIntoPython(nn.Module):
+    """A namedtuple and a dataclass built in forward, handed to Python code (a print):
+    it must see eager's objects (it saw a plain tuple and a dict)."""
+
+    def __init__(self):
+        super().__init__()
+        self.lin = nn.Linear(4, 4)
+
+    def forward(self, x):
+        pair = _Pair(self.lin(x), x + 1)
+        scores = _Scores(x * 3, pair.first)
+        print(type(pair).__name__, type(scores).__name__, pair.second.shape)
+        return pair.first + scores.hidden
+
+
 # name -> (factory, inputs, expected number of fallback regions or None when it may vary, min sub-DNNs)
 CASES = {
     "print_and_count": (PrintAndCount, _inputs(), None, 1),
@@ -662,5 +702,7 @@ CASES = {
     "switch_experts": (SwitchExperts, _SWITCH_INPUTS, 0, 1),
     "update_through_region_result": (UpdateThroughRegionResult, _inputs((2, 4)), None, 0),
     "inplace_relu_on_input": (InplaceReluOnInput, _inputs((2, 4)), None, 0),
+    "len_of_an_object": (LenOfAnObject, _inputs(), 1, 1),
+    "objects_into_python": (ObjectsIntoPython, _inputs(), 1, 1),
     "selected_rows": (SelectedRows, _inputs((6, 8), seeds=12) + [(-torch.ones(6, 8),)], 0, 3),
 }
