@@ -63,6 +63,7 @@ from dycl.frontend.regions import RegionLowering, RegionRecord, Widen, has_loose
 from dycl.types import dtype_of, mark_signature, signature_types, tensor_type_of
 from dycl.frontend.values import (
     Closure,
+    Partial,
     DictVal,
     ExceptionVal,
     MUTATING_METHODS,
@@ -491,7 +492,9 @@ class Lowerer(LoopLowering, RegionLowering, ContainerLowering, FunctionLowering,
             # `torch.finfo(dtype).min`, `out.hidden_states` of an object a Python region made:
             # an attribute of a Python object, read where it is used
             return self.call_function("builtins.getattr", [v.receiver, Static(v.name)], {}, node)
-        raise self.error(node, f"'{v.name}' must be called" if isinstance(v, MethodRef) else "unsupported value")
+        if isinstance(v, MethodRef):
+            raise self.unsupported(node, f"the method '{v.name}' used as a value (it can only be called here)")
+        raise self.error(node, "unsupported value")
 
     def call_function(self, target: str, args: Sequence[Value], kwargs: dict[str, Value], node: ast.AST) -> SSAValue:
         ops = [self.materialize(a, node) for a in args] + [self.materialize(v, node) for v in kwargs.values()]
@@ -1104,8 +1107,8 @@ class Lowerer(LoopLowering, RegionLowering, ContainerLowering, FunctionLowering,
             return merged
         if self.strict_joins and any(isinstance(v, SeqVal) for v in vals):
             raise UnsafeJoin
-        if any(isinstance(v, (ModuleRef, GlobalRef, MethodRef, PathDependent, IndexedModule, Closure, ExceptionVal))
-               for v in vals):
+        if any(isinstance(v, (ModuleRef, GlobalRef, MethodRef, PathDependent, IndexedModule, Closure, ExceptionVal,
+                              Partial)) for v in vals):
             if any(name in names for names in self.strict_joins):
                 raise UnsafeJoin
             return next((v for v in vals if isinstance(v, PathDependent) and v.message), PathDependent(name))
@@ -1739,9 +1742,14 @@ class Lowerer(LoopLowering, RegionLowering, ContainerLowering, FunctionLowering,
             return self._call_indexed(fn, args, kwargs, e, scope)  # type: ignore[arg-type]
         if isinstance(fn, MethodRef):
             return self._call_method(fn, args, kwargs, e)  # type: ignore[arg-type]
+        if isinstance(fn, Partial):
+            return self.call_value(fn.fn, [*fn.args, *args], {**fn.kwargs, **kwargs}, e, scope)
         if isinstance(fn, GlobalRef):
             if fn.obj is getattr(torch, "cond", None):
                 return self.call_cond(args, kwargs, e, scope)
+            if fn.obj is functools.partial and args and isinstance(
+                    args[0], (MethodRef, ModuleRef, Closure, GlobalRef, Partial, IndexedModule)):
+                return Partial(args[0], tuple(args[1:]), dict(kwargs))
             return self._call_global(fn, args, kwargs, e)  # type: ignore[arg-type]
         if isinstance(fn, Closure):
             return self._call_closure(fn, args, kwargs, e, scope)

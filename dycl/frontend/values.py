@@ -207,6 +207,16 @@ class PathDependent:
 
 
 @dataclass(frozen=True, eq=False)
+class Partial:
+    """`functools.partial(f, *args, **kwargs)` made in forward: calling it calls `f`
+    with these arguments first."""
+
+    fn: Any
+    args: tuple[Any, ...]
+    kwargs: dict[str, Any]
+
+
+@dataclass(frozen=True, eq=False)
 class Closure:
     """A function defined inside the code being lowered (`def f(...)`, `lambda`).
 

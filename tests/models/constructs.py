@@ -3,6 +3,7 @@
 import collections
 import contextlib
 import dataclasses
+import functools
 
 import torch
 import torch.nn.functional as F
@@ -930,6 +931,31 @@ class GrowingTensorWhile(nn.Module):
 
 CASES["growing_tensor_while"] = (GrowingTensorWhile, sign_inputs())
 
+
+class MethodsAsValues(nn.Module):
+    """Bound methods and modules as values: a name for a method, `functools.partial`
+    over one, a list of layers iterated."""
+
+    def __init__(self):
+        super().__init__()
+        self.l1 = nn.Linear(4, 4)
+        self.l2 = nn.Linear(4, 4)
+
+    def block(self, x, scale):
+        return torch.tanh(self.l1(x)) * scale
+
+    def forward(self, x):
+        f = self.block
+        y = f(x, 2.0)
+        g = functools.partial(self.block, scale=0.5)
+        z = functools.partial(g)(y)
+        for fn in [self.l2, self.l1]:
+            if z.mean() > 0:
+                z = fn(z)
+        return z
+
+
+CASES["methods_as_values"] = (MethodsAsValues, sign_inputs() + [(torch.full((1, 4), v),) for v in (2.0, -2.0)])
 
 class ModelOutput(collections.OrderedDict):
     """transformers' ModelOutput as published: a dataclass that is also an ordered dict
