@@ -11,9 +11,11 @@ from __future__ import annotations
 import atexit
 import functools
 import hashlib
+import inspect
 import logging
 import os
 import shutil
+import sys
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
@@ -72,9 +74,43 @@ def fuse_for_tuning(mod, tgt):
         return tvm.transform.Sequential(passes)(mod)
 
 
+def _shallow_stack(context: int = 1) -> list[inspect.FrameInfo]:
+    """`inspect.stack()` with source lines for the innermost frames only.
+
+    TVMScript's `prim_func` calls `inspect.stack()` for every function it parses,
+    and MetaSchedule's first tuning context imports ~500 of them (its tensor
+    intrinsics). Each outer frame whose file does not exist (`<frozen importlib>`)
+    makes `inspect.getmodule` walk all of `sys.modules`, thousands with torch
+    loaded: measured 110 s of a 380 s tuning run. The parser reads the source
+    line of the third frame only, and the frame objects of the others."""
+    frame = sys._getframe(1)
+    infos = []
+    while frame is not None:
+        if len(infos) < 4:
+            info = inspect.getframeinfo(frame, context)
+            infos.append(inspect.FrameInfo(frame, *info[:5], positions=info.positions))
+        else:
+            infos.append(inspect.FrameInfo(frame, frame.f_code.co_filename, frame.f_lineno, frame.f_code.co_name,
+                                           None, None, positions=None))
+        frame = frame.f_back
+    return infos
+
+
+@functools.cache
+def _import_tensor_intrinsics() -> None:
+    real = inspect.stack
+    inspect.stack = _shallow_stack
+    try:
+        import tvm.s_tir.tensor_intrin  # noqa: F401 (registers them; TuneContext would import it)
+    finally:
+        inspect.stack = real
+
+
 def tune_and_compile(mod, tgt, options: BuildOptions):
     """The executable built with tuned schedules, and what tuning did."""
     from tvm.s_tir import meta_schedule as ms
+
+    _import_tensor_intrinsics()
 
     logging.getLogger("tvm.s_tir.meta_schedule").setLevel(logging.WARNING)
     tgt = tuning_target(tgt)
