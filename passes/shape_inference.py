@@ -121,7 +121,12 @@ class _Inferrer:
     def set(self, v: SSAValue, value: Any, joined: list[Any] | None = None) -> SSAValue:
         """`v` holds `value` (one of `joined`, the values of the paths that meet here)."""
         value = _symbolic_scalar(value)
+        if joined is not None and len(joined) > 1:
+            value = self._joined_value(value, [_symbolic_scalar(j) for j in joined])
         t = _type_of(value) if isinstance(value, (Unknown, HeldList)) else self.named_type(value, joined or [value])
+        if joined is not None and len(joined) > 1 and isinstance(value, torch.Tensor) and isinstance(t, TensorType) \
+                and len({tuple(map(str, j.shape)) for j in joined if isinstance(j, torch.Tensor)}) > 1:
+            value = self.empty(t)  # sizes that differ by path: fresh symbols, not one path's
         if v.type != t:
             if not d.type_accepts(v.type, t) and v.type != d.PYOBJ:
                 owner = v.owner if isinstance(v.owner, Operation) else v.owner.parent_op()
@@ -133,6 +138,19 @@ class _Inferrer:
 
     def get(self, v: SSAValue) -> Any:
         return self.env[v]
+
+    @staticmethod
+    def _joined_value(value: Any, joined: list[Any]) -> Any:
+        """Where paths meet, a host number one path knows and another does not
+        (`k = 1 if n < 1 else n`) is known only at run time; so is a size symbol
+        that another path does not share."""
+        if type(value) in (bool, int, float):
+            if all(type(j) is type(value) and j == value for j in joined):
+                return value
+            return Unknown(type_of_value(value))
+        if isinstance(value, Unknown) and value.symbol is not None and not all(j is value for j in joined):
+            return Unknown(value.type)
+        return value
 
     # ------------------------------------------------------------------ ops
 

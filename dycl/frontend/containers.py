@@ -74,7 +74,14 @@ class ContainerLowering:
 
         # One scope for the whole comprehension, as in Python: a lambda made in it sees
         # the last binding of its loop variable when called afterwards.
-        run(0, type(scope)(env=dict(scope.env)))
+        sub = type(scope)(env=dict(scope.env))
+        run(0, sub)
+        # Names of the enclosing scope the comprehension rebound (`[y.add_(1) for ...]`
+        # updates y; `:=` binds there) keep their new values; its targets do not leak.
+        targets = {n.id for g in e.generators for n in ast.walk(g.target) if isinstance(n, ast.Name)}
+        for name, v in sub.env.items():
+            if name not in targets and scope.env.get(name) is not v:
+                scope.env[name] = v
         if isinstance(e, ast.DictComp):
             return out
         if isinstance(e, ast.GeneratorExp) and all(isinstance(x, Static) for x in items):

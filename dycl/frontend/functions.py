@@ -19,6 +19,10 @@ from dycl.frontend.restructure import always_exits, lift_loop_returns, restructu
 from dycl.frontend.state import sync_state
 from dycl.frontend.values import Closure, DictVal, ModuleRef, ObjectRef, SeqVal, Static, Value
 
+# A recursive helper is inlined while its depth is known at compile time (a tree
+# given as nested tuples); deeper, its depth is taken to depend on run-time values.
+MAX_RECURSION = 8
+
 if TYPE_CHECKING:
     from dycl.frontend.lowering import Lowerer, _Function, _Scope
 
@@ -81,8 +85,9 @@ class FunctionLowering:
         classmethod) is bound to its first parameter."""
         path = self_ref.path if isinstance(self_ref, ModuleRef) else ""
         key = f"{getattr(function, '__qualname__', function)}@{path}"
-        if key in self._inline_stack:
-            raise self.unsupported(node, f"recursive call of {getattr(function, '__qualname__', function)}")
+        if self._inline_stack.count(key) >= MAX_RECURSION:
+            raise self.unsupported(node, f"recursive call of {getattr(function, '__qualname__', function)} more than "
+                                         f"{MAX_RECURSION} deep at compile time (its depth depends on run-time values)")
         owner = type(self_ref.module).__name__ if isinstance(self_ref, ModuleRef) else getattr(function, "__module__", "")
         tree, fn = self._parse(function, owner, inline=True)
         fdef = tree.body[0]
@@ -113,8 +118,9 @@ class FunctionLowering:
                       scope: _Scope) -> Value:
         fdef = c.node
         key = f"closure@{id(fdef)}"
-        if key in self._inline_stack:
-            raise self.unsupported(node, f"recursive call of the nested function '{c.name}'")
+        if self._inline_stack.count(key) >= MAX_RECURSION:
+            raise self.unsupported(node, f"recursive call of the nested function '{c.name}' more than {MAX_RECURSION} "
+                                         "deep at compile time (its depth depends on run-time values)")
         if any(isinstance(n, (ast.Nonlocal, ast.Global)) for n in ast.walk(fdef)):
             raise self.unsupported(node, f"nested function '{c.name}' that rebinds an outer name (nonlocal/global)")
         if isinstance(fdef, ast.FunctionDef) and _is_generator(fdef):

@@ -25,6 +25,8 @@ _VIEW_METHODS = frozenset({
     "long", "int", "bool", "double", "half", "bfloat16", "short", "char", "byte", "type", "cpu", "cuda",
     "ravel", "unflatten", "as_strided", "swapdims", "moveaxis", "adjoint", "split_with_sizes", "tensor_split",
     "hsplit", "vsplit", "dsplit", "requires_grad_", "resolve_conj", "resolve_neg", "conj", "positive",
+    "sum_to_size", "real", "imag", "view_as_real", "view_as_complex", "as_subclass", "rename", "align_as",
+    "align_to", "refine_names", "detach_", "numpy",
 })
 _VIEW_FUNCTIONS = frozenset({
     "torch.reshape", "torch.flatten", "torch.squeeze", "torch.unsqueeze", "torch.transpose", "torch.permute",
@@ -37,7 +39,16 @@ _VIEW_FUNCTIONS = frozenset({
     "torch.nn.functional.dropout1d", "torch.nn.functional.dropout2d", "torch.nn.functional.dropout3d",
     "torch.nn.functional.alpha_dropout", "torch.nn.functional.feature_alpha_dropout",
     "builtins.getattr",  # x.T, x.mT, x.data
+    "torch.real", "torch.imag", "_operator.pos", "torch.dropout", "torch.alpha_dropout", "torch.feature_dropout",
+    "torch.feature_alpha_dropout", "torch.from_numpy",
+    # A tensor's rows: list(y), tuple(y), iter(y), next(...) of it.
+    "builtins.list", "builtins.tuple", "builtins.iter", "builtins.next", "builtins.reversed",
 })
+
+
+def _is_view_function(target: str) -> bool:
+    """`torch.Tensor.detach(y)`: a view method called through the class counts too."""
+    return target in _VIEW_FUNCTIONS or (target.startswith("torch.Tensor.") and target[13:] in _VIEW_METHODS)
 _VIEW_MODULES = (nn.Identity, nn.Dropout, nn.Dropout1d, nn.Dropout2d, nn.Dropout3d, nn.Flatten, nn.Unflatten)
 
 
@@ -59,7 +70,7 @@ def storage_root(v: SSAValue, model: nn.Module) -> SSAValue:
                 break  # an output of topk, max(dim), an LSTM...: its own storage
         elif isinstance(owner, d.CallMethodOp) and owner.method.data in _VIEW_METHODS:
             v = owner.operands[0]
-        elif isinstance(owner, d.CallFunctionOp) and owner.target.data in _VIEW_FUNCTIONS:
+        elif isinstance(owner, d.CallFunctionOp) and _is_view_function(owner.target.data):
             v = owner.operands[0]
         elif isinstance(owner, d.CallModuleOp) and isinstance(model.get_submodule(owner.path.data), _VIEW_MODULES):
             v = owner.operands[0]
@@ -70,7 +81,7 @@ def storage_root(v: SSAValue, model: nn.Module) -> SSAValue:
 
 def _is_view(op: object, model: nn.Module) -> bool:
     return (isinstance(op, d.CallMethodOp) and op.method.data in _VIEW_METHODS) or (
-        isinstance(op, d.CallFunctionOp) and op.target.data in _VIEW_FUNCTIONS)
+        isinstance(op, d.CallFunctionOp) and _is_view_function(op.target.data))
 
 
 def possible_roots(v: SSAValue, model: nn.Module, joins: dict[SSAValue, list[SSAValue]]) -> set[SSAValue]:

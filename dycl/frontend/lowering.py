@@ -1328,6 +1328,9 @@ class Lowerer(LoopLowering, RegionLowering, ContainerLowering, FunctionLowering,
                 return Static(dtype_of(base.type.element_type))
             if attr in ("shape", "dtype", "device", "ndim", "T", "mT", "data", "is_cuda"):
                 return self.call_function("builtins.getattr", [base, Static(attr)], {}, node)
+            if not getattr(node, "_dycl_callee", False) and (base.type in (d.ANY, d.PYOBJ) or isinstance(base.type, TensorType)):
+                # Read where Python reads it (`v = y.H`, then `y.add_(1)`: v sees the update)
+                return self.call_function("builtins.getattr", [base, Static(attr)], {}, node)
             return MethodRef(base, attr)
         if isinstance(base, ObjectVal):
             if attr in base.keys:
@@ -1686,6 +1689,7 @@ class Lowerer(LoopLowering, RegionLowering, ContainerLowering, FunctionLowering,
                 return self.exception_super_init(me, [self.expr(a, scope) for a in e.args])
         if isinstance(e.func, ast.Name) and e.func.id == "super" and "super" not in scope.env:
             return self._super(e, scope)
+        e.func._dycl_callee = True  # type: ignore[attr-defined] (an attribute there is a method, not a value)
         fn = self.expr(e.func, scope)
         args: list[Value] = []
         for a in e.args:
@@ -1928,6 +1932,9 @@ class Lowerer(LoopLowering, RegionLowering, ContainerLowering, FunctionLowering,
         return self._rebind_in_place(args[0], node.args[0] if node.args else None, new, node)
 
     def _rebind_in_place(self, recv: Value, receiver: ast.expr | None, new: SSAValue, node: ast.Call) -> Value:
+        while isinstance(receiver, ast.Call) and isinstance(receiver.func, ast.Attribute) and \
+                receiver.func.attr.endswith("_") and not receiver.func.attr.endswith("__"):
+            receiver = receiver.func.value  # F.relu(y.sub_(2), inplace=True): y.sub_ returns y itself
         if isinstance(receiver, (ast.Call, ast.BinOp, ast.UnaryOp)):
             return new  # a temporary nobody else holds: `F.relu(self.bn(x), inplace=True)`
         scope = self._caller_scopes[-1]

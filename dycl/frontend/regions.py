@@ -161,6 +161,12 @@ def mutated_names(stmts: list[ast.stmt], env: dict[str, Value]) -> set[str]:
                 if isinstance(base, ast.Name) and (f.attr.endswith("_") or isinstance(env.get(base.id), SeqVal) or (
                         f.attr in MUTATING_METHODS and isinstance(env.get(base.id), SSAValue))):
                     out.add(base.id)  # x.add_(...), xs.append(...) (also a list made at run time)
+            for k in node.keywords:  # torch.add(y, 5, out=y); F.relu(y, inplace=True)
+                if k.arg == "out":
+                    out.update(n.id for n in ast.walk(k.value) if isinstance(n, ast.Name))
+                elif k.arg == "inplace" and not (isinstance(k.value, ast.Constant) and not k.value.value) and \
+                        node.args and isinstance(node.args[0], ast.Name):
+                    out.add(node.args[0].id)
             root = f
             while isinstance(root, (ast.Attribute, ast.Subscript, ast.Call)):
                 root = root.func if isinstance(root, ast.Call) else root.value
@@ -327,6 +333,10 @@ class RegionLowering:
                     if env is scope.env and other not in later:
                         continue  # nothing reads it after the region: the update is not seen through it
                     if w is not v and maybe_tensor(w) and roots & possible_roots(w, self.model, self._joins):
+                        raise Widen(error)
+                    if w is v and other != name and name in stores:
+                        # `w = a; while ...: w = b; w.add_(3)`: which tensor the update reached
+                        # only the run knows; `a` cannot simply take w's new value
                         raise Widen(error)
             for sc, depth in zip(self._caller_scopes, self._caller_if_depths):
                 if sc is not scope and depth < self._if_depth and any(w is v for _, w in bound_values(sc.env)):

@@ -957,6 +957,29 @@ class MethodsAsValues(nn.Module):
 
 CASES["methods_as_values"] = (MethodsAsValues, sign_inputs() + [(torch.full((1, 4), v),) for v in (2.0, -2.0)])
 
+class TreeRecursion(nn.Module):
+    """A TreeLSTM-style recursive helper over a parse tree given as nested tuples:
+    inlined, the tree is known at compile time; a branch on the data at each node."""
+
+    def __init__(self, tree=((0, 1), (2, (1, 0)))):
+        super().__init__()
+        self.tree = tree
+        self.leaf = nn.Linear(4, 4)
+        self.combine = nn.Linear(8, 4)
+
+    def node(self, tree, emb):
+        if isinstance(tree, int):
+            return torch.tanh(self.leaf(emb[tree].unsqueeze(0)))
+        left, right = (self.node(t, emb) for t in tree)
+        h = torch.tanh(self.combine(torch.cat([left, right], 1)))
+        return h if h.sum() > 0 else h + left
+
+    def forward(self, emb):
+        return self.node(self.tree, emb)
+
+
+CASES["tree_recursion"] = (TreeRecursion, [(x[0].reshape(2, 2).repeat(2, 2)[:3],) for x in sign_inputs()])
+
 class ModelOutput(collections.OrderedDict):
     """transformers' ModelOutput as published: a dataclass that is also an ordered dict
     of its fields that are not None; `out[0]` indexes that tuple, `out["k"]` the dict."""

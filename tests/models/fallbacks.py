@@ -670,6 +670,66 @@ class ObjectsIntoPython(nn.Module):
         return pair.first + scores.hidden
 
 
+class KeepAtLeastOneToken(nn.Module):
+    """DynamicViT-style token keeping: `k = max(int(keep.sum()), 1)` tokens, twice, and
+    a branch on how many were kept. (The join of the constant 1 and the data's count
+    was typed as 1: sizes read back were 1, and the second topk raised.)"""
+
+    def __init__(self):
+        super().__init__()
+        self.score = nn.Linear(8, 1)
+
+    def forward(self, x):
+        s = torch.sigmoid(self.score(x)).squeeze(-1)
+        k = max(int((s > 0.5).sum()), 1)
+        s = torch.topk(s, k, dim=1).values
+        k = max(int((s > 0.7).sum()), 1)
+        kept = torch.topk(s, k, dim=1).values
+        if kept.shape[1] > 2:
+            return kept * 10, kept.shape[1]
+        return kept, len(kept[0])
+
+
+class AliasesOfAnUpdatedTensor(nn.Module):
+    """Names that hold `y` itself or a view of it, made by ops one forgets return
+    their input (`+y`, `torch.real`, `.H`, a row of `list(y)`, dropout off), see an
+    in-place update of `y` on one path; so does `y` for an in-place activation of
+    `y.sub_(...)`, for updates in a comprehension, and a view for `out=`. (Each was stale.)"""
+
+    def __init__(self):
+        super().__init__()
+        self.act = nn.ReLU(inplace=True)
+
+    def forward(self, x):
+        y = x * 1.0
+        views = [+y, torch.real(y), y.H, list(y)[0], torch.dropout(y, 0.3, False), torch.Tensor.detach(y)]
+        if x.sum() > 0:
+            y.add_(1)
+        z = x * 2.0
+        F.relu(z.sub_(2), inplace=True)
+        w = x * 3.0
+        self.act(w.sub_(1))
+        [y.mul_(2) for _ in range(2)]
+        t = x * 4.0
+        tv = t.T
+        torch.add(t, 5, out=t)
+        return [v * 1 for v in views], y, z, w, tv * 1
+
+
+class LoopRebindsAnAlias(nn.Module):
+    """A loop run as Python rebinds `w` (an alias of `a`) to `b` and updates it in place:
+    `b` changes, `a` does not. (`a` was given w's new value: both came back as b.)"""
+
+    def forward(self, x):
+        a = x * 1.0
+        b = x + 1.0
+        w = a
+        while w.sum() < 20:
+            w = b
+            w.add_(3)
+        return a, b
+
+
 # name -> (factory, inputs, expected number of fallback regions or None when it may vary, min sub-DNNs)
 CASES = {
     "print_and_count": (PrintAndCount, _inputs(), None, 1),
@@ -704,5 +764,8 @@ CASES = {
     "inplace_relu_on_input": (InplaceReluOnInput, _inputs((2, 4)), None, 0),
     "len_of_an_object": (LenOfAnObject, _inputs(), 1, 1),
     "objects_into_python": (ObjectsIntoPython, _inputs(), 1, 1),
+    "loop_rebinds_an_alias": (LoopRebindsAnAlias, _inputs((2,)) + [(torch.full((2,), 30.0),)], None, 0),
+    "aliases_of_an_updated_tensor": (AliasesOfAnUpdatedTensor, _inputs((2, 2)), None, 0),
+    "keep_at_least_one_token": (KeepAtLeastOneToken, _inputs((1, 6, 8), scale=3.0, seeds=12), None, 1),
     "selected_rows": (SelectedRows, _inputs((6, 8), seeds=12) + [(-torch.ones(6, 8),)], 0, 3),
 }
