@@ -664,6 +664,15 @@ def _in_subgraph(op: Any) -> bool:
     return f is not None and d.SUBGRAPH_ATTR in f.attributes
 
 
+def main_class_digests(model: nn.Module) -> dict[str, str | None]:
+    """The model's classes defined in the compiling script (`__main__`: a script, a
+    notebook), each by its source's hash (None where Python has no source, `python -c`):
+    a reload checks that `__main__` there defines the same ones (pyregion.load_model)."""
+    from dycl.pyregion import source_digest
+
+    return {type(m).__qualname__: source_digest(type(m)) for m in model.modules() if type(m).__module__ == "__main__"}
+
+
 def save_fallback_model(model: nn.Module, regions: list[Any], out_dir: Path) -> dict[str, Any]:
     """Store the model (pickled) and the sources of its non-installed modules, for
     the regions of a reloaded artifact; loading it runs that code."""
@@ -692,7 +701,8 @@ def save_fallback_model(model: nn.Module, regions: list[Any], out_dir: Path) -> 
     except Exception as e:  # e.g. a lambda held by the model
         return {"file": None, "error": f"the model could not be pickled: {type(e).__name__}: {e}"}
     # The modules whose classes and functions the pickle may name (see pyregion.load_model).
-    return {"file": "model.pt", "sources": sources, "modules": sorted(n for n in names if not n.startswith("torch"))}
+    return {"file": "model.pt", "sources": sources, "modules": sorted(n for n in names if not n.startswith("torch")),
+            "main_classes": main_class_digests(model)}
 
 
 def build_options(target: Target, tune_trials: int = 0, tuning_dir: str | Path | None = None) -> BuildOptions:

@@ -158,8 +158,11 @@ def load_model(path: str, manifest: dict[str, Any]) -> Any:
     if not info.get("file"):
         raise DyclError("this artifact runs parts of the model as Python but holds no saved model"
                            + (f" ({info['error']})" if info.get("error") else ""))
+    _check_main_classes(info.get("main_classes", {}))
     for src in info.get("sources", []):
         name = src["module"]
+        if name == "__main__":
+            _check_same_script(os.path.join(path, src["file"]))
         if name in sys.modules:
             continue
         spec = importlib.util.spec_from_file_location(name, os.path.join(path, src["file"]))
@@ -174,6 +177,52 @@ def load_model(path: str, manifest: dict[str, Any]) -> Any:
     allowed = _pickle_globals(torch.serialization.get_unsafe_globals_in_checkpoint(file), set(info.get("modules", [])))
     with torch.serialization.safe_globals(allowed):
         return torch.load(file, weights_only=True)
+
+
+def source_digest(obj: Any) -> str | None:
+    import hashlib
+    import inspect
+
+    try:
+        return hashlib.sha256(inspect.getsource(obj).encode()).hexdigest()
+    except (OSError, TypeError):
+        return None
+
+
+def _check_main_classes(digests: dict[str, str | None]) -> None:
+    """Each model class the compiling script (`__main__`) defined is defined here, with
+    the same source: else another class of that name would run instead, silently."""
+    main = sys.modules.get("__main__")
+    for qualname, digest in digests.items():
+        obj: Any = main
+        for part in qualname.split("."):
+            obj = getattr(obj, part, None)
+        if digest is None or obj is None or source_digest(obj) != digest:
+            raise DyclError(
+                f"this artifact's model class {qualname} was defined in the script that compiled it (__main__), "
+                + ("and this process's __main__ defines a different one" if obj is not None else
+                   "which this process's __main__ does not define")
+                + (" (and its source was not available to check)" if digest is None else "")
+                + ": define the model in a module the loading code can import, and compile again")
+
+
+def _check_same_script(stored: str) -> None:
+    """A model defined in the compiling script (`__main__`) is named by the pickle and
+    the regions as `__main__.X`: they can only mean this process's script if it is
+    that script. Another script's `X` would run instead of the model's, silently."""
+    main = sys.modules.get("__main__")
+    here = getattr(main, "__file__", None)
+    try:
+        with open(stored, "rb") as f:
+            saved = f.read()
+        same = here is not None and open(here, "rb").read() == saved
+    except OSError:
+        same = False
+    if not same:
+        raise DyclError("this artifact's model is defined in the script that compiled it (__main__), and this "
+                        f"process runs {'another script' if here else 'no script file'}: its classes would not be "
+                        "the model's. Define the model in a module (a .py file the loading code can import) and "
+                        "compile again, or load the artifact from the script that compiled it")
 
 
 def bound_method(obj: Any, name: str) -> Any:

@@ -229,3 +229,42 @@ def test_a_model_with_a_rebound_forward_and_a_namespace_config_loads(tmp_path):
         bound_method(torch.nn.Linear(2, 2), "weight")
     with pytest.raises(DyclError, match="not a method"):
         bound_method(torch.nn.Linear(2, 2), "__class__")
+
+
+_SCRIPT = '''
+import sys, shutil, warnings, torch, torch.nn as nn, dycl
+warnings.simplefilter("ignore")
+class Model(nn.Module):
+    def helper(self, h):
+        return h * {scale}
+    def forward(self, x):
+        h = self.helper(x)
+        print("", end="")  # a fallback region: the artifact holds the pickled model
+        return self.helper(h) + 1
+if sys.argv[1] == "save":
+    c = dycl.compile(Model().eval(), (torch.ones(3),), backend="torch")
+    shutil.rmtree(sys.argv[2], ignore_errors=True)
+    c.save(sys.argv[2])
+print(dycl.load(sys.argv[2])(torch.ones(3)).tolist())
+'''
+
+
+def test_a_model_defined_in_the_compiling_script_loads_only_where_that_script_runs(tmp_path):
+    """The pickle names `__main__.Model`: another script's `Model` ran instead (it gave
+    [1, 1, 1] here, the model [5, 5, 5]); now a clear error. The same script, run again
+    (or `python -c` code, whose class has no source to check), is told apart."""
+    art = tmp_path / "art"
+    compiling = tmp_path / "compiling.py"
+    compiling.write_text(_SCRIPT.format(scale=2))
+    other = tmp_path / "other.py"
+    other.write_text(_SCRIPT.format(scale=100))
+
+    def run(script, mode):
+        r = subprocess.run([sys.executable, str(script), mode, str(art)], capture_output=True, text=True,
+                           cwd=str(ROOT), env={**os.environ, "PYTHONPATH": str(ROOT)})
+        return r.returncode, r.stdout.strip().splitlines()[-1:] , r.stderr
+
+    assert run(compiling, "save")[:2] == (0, ["[5.0, 5.0, 5.0]"])
+    assert run(compiling, "load")[:2] == (0, ["[5.0, 5.0, 5.0]"])
+    rc, out, err = run(other, "load")
+    assert rc != 0 and "was defined in the script that compiled it (__main__)" in err, (out, err)
