@@ -12,6 +12,7 @@ import dataclasses
 import importlib
 import sys
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 from dycl.diagnostics import DyclError
 
@@ -213,9 +214,7 @@ def _check_same_script(stored: str) -> None:
     main = sys.modules.get("__main__")
     here = getattr(main, "__file__", None)
     try:
-        with open(stored, "rb") as f:
-            saved = f.read()
-        same = here is not None and open(here, "rb").read() == saved
+        same = here is not None and Path(here).read_bytes() == Path(stored).read_bytes()
     except OSError:
         same = False
     if not same:

@@ -49,6 +49,8 @@ _VIEW_FUNCTIONS = frozenset({
 def _is_view_function(target: str) -> bool:
     """`torch.Tensor.detach(y)`: a view method called through the class counts too."""
     return target in _VIEW_FUNCTIONS or (target.startswith("torch.Tensor.") and target[13:] in _VIEW_METHODS)
+
+
 _VIEW_MODULES = (nn.Identity, nn.Dropout, nn.Dropout1d, nn.Dropout2d, nn.Dropout3d, nn.Flatten, nn.Unflatten)
 
 
