@@ -19,6 +19,7 @@ from dycl.backends.base import SubgraphSpec
 from dycl.diagnostics import PassError
 from dycl.dialects import dycl as d
 from dycl.frontend.values import resolve_qualname
+from dycl.half_scalars import half_scalar_op
 from dycl.passes.shape_inference import arith_constant_value, python_constant
 from dycl.tensor_ops import int_floor_divide, int_remainder
 from dycl.types import dim_names, dtype_of
@@ -33,7 +34,7 @@ def dense_to_tensor(attr: DenseIntOrFPElementsAttr) -> torch.Tensor:
 # A Python float meets a tensor at the tensor's precision; float32 keeps that in
 # backends whose type promotion would widen to float64.
 _SCALAR_EXAMPLES = {
-    f64: lambda: torch.tensor(0.5, dtype=torch.float32),
+    f64: lambda: torch.tensor(0.3, dtype=torch.float32),  # exact in no float type: rounding shows
     i64: lambda: torch.tensor(1, dtype=torch.int64),
     i1: lambda: torch.tensor(True),
 }
@@ -172,6 +173,9 @@ def to_graph_module(fn: func.FuncOp, model: nn.Module) -> fx.GraphModule:
                     target = torch.pow  # FX prints `-2.0 ** x`, which Python reads as -(2.0 ** x)
                 if target is operator.getitem and (node := _index_by_host_int(graph, *args, host_ints)) is not None:
                     env[op.result] = node
+                elif (node := half_scalar_op(graph, op.target.data, False, op.positional_and_keyword()[0], args,
+                                             kwargs, op.result.type)) is not None:
+                    env[op.result] = node
                 elif target is len and len(args) == 1 and isinstance(args[0], fx.Node):
                     # a size, not a Python int: export keeps a dynamic dimension symbolic
                     env[op.result] = graph.call_method("size", (args[0], 0))
@@ -192,7 +196,11 @@ def to_graph_module(fn: func.FuncOp, model: nn.Module) -> fx.GraphModule:
                     # Values, not storage: a `.contiguous()` before it was dropped as an
                     # identity, and view refuses a permuted layout that reshape copies.
                     method = "reshape"
-                if op.method.data in ("__floordiv__", "floor_divide"):
+                half = half_scalar_op(graph, method, True, op.positional_and_keyword()[0], args, kwargs,
+                                      op.results[0].type)
+                if half is not None:
+                    env[op.result] = half
+                elif op.method.data in ("__floordiv__", "floor_divide"):
                     env[op.result] = graph.call_function(torch.div, tuple(args), {**kwargs, "rounding_mode": "floor"})
                 else:
                     env[op.result] = graph.call_method(method, tuple(args), kwargs)

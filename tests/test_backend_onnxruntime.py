@@ -312,3 +312,36 @@ def test_thread_count_from_the_environment(tmp_path, monkeypatch):
     monkeypatch.setenv("DYCL_ORT_NUM_THREADS", "two")
     with pytest.raises(ValueError, match="DYCL_ORT_NUM_THREADS must be a positive integer, got 'two'"):
         load(tmp_path / file)
+
+
+class RandomInTraining(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.lin = nn.Linear(4, 4)
+        self.act = nn.RReLU()
+
+    def forward(self, x):
+        h = self.lin(x)
+        return self.act(h) if h.sum() > 0 else self.act(-h)
+
+
+def test_compiling_leaves_every_module_in_its_mode(tmp_path, monkeypatch):
+    """The ONNX exporter restored only its root's mode: the user's submodules came out
+    of a compile in eval mode while the model stayed in training mode (an RReLU then
+    ran with its fixed slope). An RReLU in training mode draws random slopes: run as
+    Python, not compiled."""
+    monkeypatch.setenv("DYCL_CACHE_DIR", str(tmp_path))  # the export runs on a cold cache only
+    model = RandomInTraining()
+    model.act.eval()  # (compiled: a fixed slope) ...
+    cm = dycl.compile(model, (torch.randn(2, 4),), backend="onnxruntime")
+    assert model.training and model.lin.training and not model.act.training
+    model.act.train()  # ... changed after the compile: the live guard sends calls to eager
+    x = torch.randn(64, 4)
+    with pytest.warns(dycl.FallbackWarning):
+        got = cm(x)
+    h = model.lin(x).detach()
+    h = h if h.sum() > 0 else -h
+    slopes = (got[h < 0] / h[h < 0]).unique()
+    assert slopes.numel() > 10  # random, one per element
+    cm = dycl.compile(RandomInTraining(), (torch.randn(2, 4),), backend="onnxruntime")
+    assert [r["reason"] for r in cm.fallbacks] == ["error: act is in training mode"]

@@ -864,3 +864,49 @@ def test_a_write_through_an_alias_reaches_the_input(alias):
         mine, theirs = x.clone(), x.clone()
         got, want = cm(mine), model(theirs)
         assert all(torch.equal(g, w) for g, w in zip(got, want)) and torch.equal(mine, theirs), alias
+
+
+class HalfWithScalars(nn.Module):
+    """float16/bfloat16 arithmetic with Python numbers, host numbers and 0-d tensors
+    of another dtype, each form eager treats its own way (dycl/half_scalars.py)."""
+
+    def forward(self, x, y):
+        s = float(y.sum())  # a host number known only at run time
+        z = y.sum()  # a 0-d float32 tensor
+        return (x * 1.0004, 1.0004 * x, x * 70000, x / 3.3333, 0.1 / x, x.mul(0.1), x.div(1e-3),
+                x * s, s * x, x / s, s / x, x + s, s - x, x * z, z * x, x / z, z / x, x + z, x - 1.0004, x ** 1.5)
+
+
+@pytest.mark.parametrize("backend", ["onnxruntime", "tvm", "inductor", "torch"])
+@pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16])
+def test_half_arithmetic_with_scalars_rounds_as_eager(backend, dtype):
+    """`x * 1.0004` on float16 rounded 1.0004 to 1.0 first on ONNX Runtime and TVM
+    (eager computes in float32 and rounds once), and Inductor took a host number of
+    70000 as float16 inf (x * s was inf where eager gives 35008)."""
+    x = torch.linspace(-4, 4, 97).to(dtype)
+    model = HalfWithScalars()
+    cm = dycl.compile(model, (x, torch.tensor([70000.0])), backend=backend, fallback="error")
+    for y in ([70000.0], [0.3], [-7.77]):
+        y = torch.tensor(y)
+        for k, (got, want) in enumerate(zip(cm(x, y), model(x, y))):
+            assert got.dtype == want.dtype and torch.equal(got.isnan(), want.isnan()), k
+            assert torch.equal(got.nan_to_num(), want.nan_to_num()), (k, y, (got != want).sum())
+
+
+class HalfTimesScalars(nn.Module):
+    def forward(self, x, y):
+        s = float(y.sum())
+        return x * 1.0004, 1.0004 * x, x * 70000, x / 3.3333, x.mul(0.1), x * s, s * x, x / s
+
+
+@pytest.mark.parametrize("backend", ["onnxruntime", "tvm", "inductor"])
+def test_half_products_with_scalars_are_built_by_the_backend(backend):
+    """Products and quotients by a scalar compute in float32 in the sub-DNN's graph,
+    as eager does: the backend itself builds them (the build check takes no other)."""
+    x = torch.linspace(-4, 4, 97).half()
+    cm = dycl.compile(HalfTimesScalars(), (x, torch.tensor([70000.0])), backend=backend, fallback="error")
+    assert {s["backend"] for s in cm.subgraphs.values()} == {backend}
+    for y in ([70000.0], [0.3]):
+        y = torch.tensor(y)
+        for got, want in zip(cm(x, y), HalfTimesScalars()(x, y)):
+            assert torch.equal(got, want)

@@ -11,6 +11,7 @@ from typing import Any
 
 import onnx
 import torch
+from torch import nn
 
 from dycl.backends.base import Backend, SubgraphSpec, Target
 from dycl.backends.onnx_nan import keep_nan
@@ -112,7 +113,7 @@ def export_onnx(spec: SubgraphSpec, path: Path) -> None:
             warnings.filterwarnings("ignore", message=_NO_INPUTS, category=UserWarning)
         warnings.filterwarnings("error", message=_WRONG_ON_SOME_INPUTS, category=UserWarning)
         try:
-            with _quiet_export_log():
+            with _quiet_export_log(), _training_flags_kept(spec.graph_module):
                 torch.onnx.export(
                     spec.graph_module,
                     tuple(spec.example_inputs),
@@ -131,6 +132,19 @@ def export_onnx(spec: SubgraphSpec, path: Path) -> None:
                 reason = f"the ONNX graph would be wrong on some inputs: {_first_line(e)}"
             raise BackendError(f"sub-DNN {spec.name} could not be exported to ONNX: {reason}") from None
     onnx.save(keep_nan(onnx.load(str(path))), str(path))
+
+
+@contextlib.contextmanager
+def _training_flags_kept(root: nn.Module) -> Iterator[None]:
+    """The exporter restores only the root's mode, with `train()`, which sets every
+    submodule to it: the user's own submodules (installed in the sub-DNN's graph
+    module, which is in eval mode) came out of a compile in eval mode."""
+    flags = [(m, m.training) for m in root.modules()]
+    try:
+        yield
+    finally:
+        for m, training in flags:
+            m.training = training
 
 
 def _n_outputs(spec: SubgraphSpec) -> int:

@@ -366,10 +366,13 @@ class Lowerer(LoopLowering, RegionLowering, ContainerLowering, FunctionLowering,
         return module
 
     def _parse(self, function: Any, owner: str, inline: bool) -> tuple[ast.Module, _Function]:
-        function = inspect.unwrap(function)
+        function = inspect.unwrap(function, stop=lambda f: not _transparent_wrapper(f))
+        # A wrapper of another decorator is what the call runs: its own source (inspect's
+        # functions would read the wrapped function's), its closure holding the original.
+        source = function.__code__ if hasattr(function, "__wrapped__") and hasattr(function, "__code__") else function
         try:
-            lines, first_line = inspect.getsourcelines(function)
-            file = inspect.getsourcefile(function) or "<unknown>"
+            lines, first_line = inspect.getsourcelines(source)
+            file = inspect.getsourcefile(source) or "<unknown>"
         except (OSError, TypeError) as e:
             raise FrontendError(f"cannot read the Python source of {owner}.{function.__name__}: {e}")
         tree = flatten_transparent_with(ast.parse(textwrap.dedent("".join(lines))), function.__globals__)
@@ -2137,6 +2140,19 @@ _SIZE_VARARGS = frozenset({"view", "reshape", "expand", "permute", "repeat", "ti
                            "new_empty", "zeros", "ones", "empty", "rand", "randn"})
 
 
+def _transparent_wrapper(function: Any) -> bool:
+    """A decorator wrapper that changes nothing a compiled forward computes: torch's
+    grad modes (`@torch.no_grad()`, `@torch.inference_mode()`) and
+    `@torch.compiler.disable`. Others (`@torch.autocast`, a user's `functools.wraps`
+    decorator) run their own code around the function."""
+    factory = _closure_of(function).get("ctx_factory")
+    grad_mode = (torch.no_grad, torch.enable_grad, torch.inference_mode, torch.set_grad_enabled)
+    if isinstance(getattr(factory, "__self__", None), grad_mode):
+        return True
+    disable = getattr(getattr(torch, "_dynamo", None), "eval_frame", None)
+    return disable is not None and any(isinstance(v, disable.DisableContext) for v in _closure_of(function).values())
+
+
 def _closure_of(function: Any) -> dict[str, Any]:
     """The values of the free variables `function` closes over (filled cells only)."""
     code = getattr(function, "__code__", None)
@@ -2290,6 +2306,8 @@ def _trains_differently(m: nn.Module) -> bool:
         return m.track_running_stats or isinstance(m, nn.modules.batchnorm._BatchNorm)
     if isinstance(m, nn.modules.dropout._DropoutNd):
         return m.p > 0
+    if isinstance(m, nn.RReLU):
+        return True  # a random slope per element in training mode
     return isinstance(m, (nn.RNNBase, nn.MultiheadAttention)) and getattr(m, "dropout", 0) > 0
 
 

@@ -5,6 +5,7 @@ including what it printed and the module's state after each call."""
 
 import collections
 import dataclasses
+import functools
 import types
 
 import torch
@@ -730,6 +731,44 @@ class LoopRebindsAnAlias(nn.Module):
         return a, b
 
 
+def _counted(fn):
+    @functools.wraps(fn)
+    def wrapper(self, x):
+        self.ncalls = getattr(self, "ncalls", 0) + 1
+        return fn(self, x) * 1.5
+    return wrapper
+
+
+def _scaled(fn):
+    @functools.wraps(fn)
+    def wrapper(*args, **kwargs):
+        return fn(*args, **kwargs) * 2.0
+    return wrapper
+
+
+@_scaled
+def _shifted(x):
+    return x - 1
+
+
+class DecoratedMethods(nn.Module):
+    """Decorators written with functools.wraps run their own code around the method:
+    forward, a helper and a module-level function ran undecorated ([1, 2, 0] for
+    [1.5, 3, 0], ncalls never set). Grad-mode decorators stay transparent."""
+
+    @_scaled
+    def helper(self, x):
+        return x * 2
+
+    @torch.no_grad()
+    def plain(self, x):
+        return x + 1
+
+    @_counted
+    def forward(self, x):
+        return self.helper(x) + _shifted(x) + self.plain(x) if x.sum() > 0 else -x
+
+
 # name -> (factory, inputs, expected number of fallback regions or None when it may vary, min sub-DNNs)
 CASES = {
     "print_and_count": (PrintAndCount, _inputs(), None, 1),
@@ -767,5 +806,6 @@ CASES = {
     "loop_rebinds_an_alias": (LoopRebindsAnAlias, _inputs((2,)) + [(torch.full((2,), 30.0),)], None, 0),
     "aliases_of_an_updated_tensor": (AliasesOfAnUpdatedTensor, _inputs((2, 2)), None, 0),
     "keep_at_least_one_token": (KeepAtLeastOneToken, _inputs((1, 6, 8), scale=3.0, seeds=12), None, 1),
+    "decorated_methods": (DecoratedMethods, _inputs(), None, 0),
     "selected_rows": (SelectedRows, _inputs((6, 8), seeds=12) + [(-torch.ones(6, 8),)], 0, 3),
 }
