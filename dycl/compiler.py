@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import functools
+import importlib.util
 import json
 import os
 import shutil
@@ -664,6 +665,15 @@ def _in_subgraph(op: Any) -> bool:
     return f is not None and d.SUBGRAPH_ATTR in f.attributes
 
 
+def _importable(name: str) -> bool:
+    """Whether `name` imports from its file where it is (a module made with
+    types.ModuleType or runpy has no spec: find_spec raises ValueError)."""
+    try:
+        return importlib.util.find_spec(name) is not None
+    except (ValueError, ImportError):
+        return False
+
+
 def main_class_digests(model: nn.Module) -> dict[str, str | None]:
     """The model's classes defined in the compiling script (`__main__`: a script, a
     notebook), each by its source's hash (None where Python has no source, `python -c`):
@@ -676,7 +686,6 @@ def main_class_digests(model: nn.Module) -> dict[str, str | None]:
 def save_fallback_model(model: nn.Module, regions: list[Any], out_dir: Path) -> dict[str, Any]:
     """Store the model (pickled) and the sources of its non-installed modules, for
     the regions of a reloaded artifact; loading it runs that code."""
-    import importlib.util
     import sysconfig
 
     from dycl.pyregion import model_pickler
@@ -691,7 +700,7 @@ def save_fallback_model(model: nn.Module, regions: list[Any], out_dir: Path) -> 
         if mod is None or not file or not Path(file).is_file() or any(file.startswith(p) for p in installed) \
                 or name.startswith("dycl."):
             continue
-        if name != "__main__" and importlib.util.find_spec(name) is not None and not name.startswith("dycl_user_"):
+        if name != "__main__" and _importable(name) and not name.startswith("dycl_user_"):
             continue  # importable where it is
         dest = Path("model_src") / f"{name}.py"
         shutil.copyfile(file, out_dir / dest)

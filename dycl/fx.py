@@ -20,6 +20,7 @@ from dycl.diagnostics import PassError
 from dycl.dialects import dycl as d
 from dycl.frontend.values import resolve_qualname
 from dycl.half_scalars import half_scalar_op
+from dycl.passes.outline_subgraphs import SIZES_ATTR
 from dycl.passes.shape_inference import arith_constant_value, python_constant
 from dycl.tensor_ops import int_floor_divide, int_remainder
 from dycl.types import dim_names, dtype_of
@@ -78,9 +79,11 @@ def _declared_ranges(fn: func.FuncOp) -> dict[str, tuple[int, int | None]]:
 
 def subgraph_spec(fn: func.FuncOp, model: nn.Module) -> SubgraphSpec:
     """What a backend needs to build the sub-DNN `fn`."""
+    sizes = fn.attributes.get(SIZES_ATTR)
     spec = SubgraphSpec(fn.sym_name.data, to_graph_module(fn, model), [], dynamic=dynamic_dims(fn),
-                        dynamic_names=dynamic_names(fn), name_ranges=_declared_ranges(fn))
-    spec.example_inputs = example_inputs(fn, spec=spec)
+                        dynamic_names=dynamic_names(fn), name_ranges=_declared_ranges(fn),
+                        sizes_of=tuple(tuple(a.get_values()) for a in sizes.data) if sizes is not None else ())
+    spec.example_inputs = spec.consistent(example_inputs(fn, spec=spec))
     return spec
 
 

@@ -10,10 +10,13 @@ The host checks at run time that each tensor result has the shape found here.
 from __future__ import annotations
 
 import ast
+import collections
 import contextlib
+import copy
 import inspect
 import io
 import logging
+import random
 import sys
 import time
 import warnings
@@ -52,6 +55,61 @@ def _user_classes(model: nn.Module) -> list[type]:
     return out
 
 
+def _object_restorers(values: Any) -> list[Callable[[], None]]:
+    """Functions that put back the state of the stateful objects among `values` (and
+    of plain objects' attributes, one level down): a deque's contents, a random
+    generator's state (torch, random, numpy), a closure's cells, an object's
+    attributes. Compile-time runs of forward advanced them: a call then drew other
+    random numbers, or counted from 2, than eager's first call."""
+    out: list[Callable[[], None]] = []
+    seen: set[int] = set()
+
+    def visit(v: Any, depth: int) -> None:
+        if id(v) in seen or isinstance(v, (torch.Tensor, nn.Module, type, str, bytes, int, float, bool)) or v is None:
+            return
+        seen.add(id(v))
+        if isinstance(v, collections.deque):
+            items = list(v)
+            out.append(lambda v=v, items=items: (v.clear(), v.extend(items)))
+        elif isinstance(v, torch.Generator):
+            state = v.get_state()
+            out.append(lambda v=v, state=state: v.set_state(state))
+        elif isinstance(v, random.Random):
+            state = v.getstate()
+            out.append(lambda v=v, state=state: v.setstate(state))
+        elif type(v).__module__.startswith("numpy.random") and hasattr(v, "bit_generator"):
+            state = v.bit_generator.state
+            out.append(lambda v=v, state=state: setattr(v.bit_generator, "state", state))
+        elif type(v).__module__.startswith("numpy.random") and hasattr(v, "get_state"):
+            state = v.get_state()
+            out.append(lambda v=v, state=state: v.set_state(state))
+        elif inspect.isfunction(v) and v.__closure__:
+            cells = []
+            for cell in v.__closure__:
+                with contextlib.suppress(ValueError):  # (an empty cell)
+                    cells.append((cell, cell.cell_contents))
+            out.append(lambda cells=cells: [setattr(c, "cell_contents", x) for c, x in cells])
+        elif depth == 0 and hasattr(v, "__dict__") and not callable(v) and not inspect.ismodule(v) \
+                and isinstance(vars(v), dict):
+            attrs = dict(vars(v))
+            out.append(lambda v=v, attrs=attrs: (vars(v).clear(), vars(v).update(attrs)))
+            for x in attrs.values():
+                visit(x, depth + 1)
+
+    for v in values:
+        visit(v, 0)
+    return out
+
+
+def _fresh_iterators(attrs: dict[str, Any]) -> None:
+    """Copies of itertools' iterators in `attrs` (their state cannot be set back in
+    place): what the attributes get back after the compile-time runs."""
+    for k, v in attrs.items():
+        if type(v).__module__ == "itertools":
+            with contextlib.suppress(Exception):  # (a tee or chain that does not copy)
+                attrs[k] = copy.copy(v)
+
+
 def _restore_containers(saved: list[tuple[Any, Any]]) -> None:
     for container, contents in saved:
         if isinstance(container, list):
@@ -75,11 +133,17 @@ def protected(model: nn.Module, user_globals: dict[str, Any] | None = None) -> I
                 for d in (*(f.__defaults__ or ()), *(f.__kwdefaults__ or {}).values())]
     held = _containers([*user_values, *(getattr(model.forward, "__defaults__", None) or ()), *defaults,
                         *(v for _, attrs in class_attrs for v in attrs.values())])
+    class_keys = [(c, set(vars(c))) for c in classes]  # `type(self).calls += 1` of a base's `calls`
+    objects = _object_restorers([*user_values, *(v for m in model.modules() for v in m.__dict__.values()),
+                                 *(v for _, attrs in class_attrs for v in attrs.values())])
     for m in model.modules():
         attrs = dict(m.__dict__)
         inner = {k: dict(v) for k, v in attrs.items() if isinstance(v, dict)}
         lists = {k: list(v) for k, v in attrs.items() if isinstance(v, list)}
+        _fresh_iterators(attrs)
         saved.append((m, attrs, inner, lists))
+    if glob is not None:
+        _fresh_iterators(glob)
     # Parameters, buffers and plain tensor attributes: a region may update any in place.
     tensors: dict[int, torch.Tensor] = {}
     for m in model.modules():
@@ -106,6 +170,11 @@ def protected(model: nn.Module, user_globals: dict[str, Any] | None = None) -> I
             for k, v in attrs.items():
                 if vars(c).get(k, _GONE) is not v:
                     setattr(c, k, v)
+        for c, keys in class_keys:
+            for k in set(vars(c)) - keys:
+                delattr(c, k)
+        for restore in objects:
+            restore()
         for m, attrs, inner, lists in saved:
             m.__dict__.clear()
             m.__dict__.update(attrs)

@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from xdsl.context import Context
-from xdsl.dialects import func
-from collections.abc import Callable
 
-from xdsl.dialects.builtin import ModuleOp, TupleType, UnitAttr
+from xdsl.dialects import arith, func
+from xdsl.dialects.builtin import ArrayAttr, DenseArrayBase, ModuleOp, TensorType, TupleType, UnitAttr, i64
 from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
 from xdsl.irdl import IRDLOperation
 from xdsl.passes import ModulePass
@@ -152,6 +152,8 @@ def outline(module: ModuleOp, region_op: d.TensorRegionOp, name: str) -> func.Fu
     out_types = [r.type for r in ret.operands]
     fn = func.FuncOp(name, ([a.type for a in body.args], out_types), Region(body))
     fn.attributes[d.SUBGRAPH_ATTR] = UnitAttr()
+    if sizes := _sizes_of_inputs(call_args):
+        fn.attributes[SIZES_ATTR] = ArrayAttr([DenseArrayBase.from_list(i64, list(t)) for t in sizes])
     fn.location = region_op.location
     call = d.CallSubgraphOp(name, call_args, out_types)
     host_after: list[Operation] = []
@@ -165,6 +167,47 @@ def outline(module: ModuleOp, region_op: d.TensorRegionOp, name: str) -> func.Fu
         old.replace_all_uses_with(new)
     parent.erase_op(region_op)
     return fn
+
+
+# [input, tensor input, dim] per host int input that is a size of another input
+# (`x.view(x.shape[0], -1)`): example and probe inputs keep them consistent.
+SIZES_ATTR = "dycl.input_sizes"
+
+
+def _sizes_of_inputs(args: list[SSAValue]) -> list[tuple[int, int, int]]:
+    out = []
+    for i, v in enumerate(args):
+        if v.type != i64:
+            continue
+        op, tensor, dim = v.owner, None, None
+        if isinstance(op, d.CallFunctionOp) and op.target.data == "_operator.getitem" and len(op.operands) == 2:
+            shape = op.operands[0].owner
+            if isinstance(shape, d.CallFunctionOp) and shape.target.data == "builtins.getattr" and \
+                    len(shape.operands) == 2 and _constant(shape.operands[1]) == "shape":
+                tensor, dim = shape.operands[0], _constant(op.operands[1])
+        elif isinstance(op, d.CallMethodOp) and op.method.data == "size" and len(op.operands) == 2:
+            tensor, dim = op.operands[0], _constant(op.operands[1])
+        elif isinstance(op, d.CallFunctionOp) and op.target.data == "builtins.len" and len(op.operands) == 1:
+            tensor, dim = op.operands[0], 0
+        if tensor in args and isinstance(dim, int) and isinstance(tensor.type, TensorType):
+            rank = len(tensor.type.get_shape())
+            if -rank <= dim < rank:
+                out.append((i, args.index(tensor), dim % rank))
+    return out
+
+
+def _constant(v: SSAValue) -> object:
+    from dycl.passes.shape_inference import arith_constant_value, python_constant
+
+    op = v.owner
+    if isinstance(op, arith.ConstantOp):
+        return arith_constant_value(op)
+    if isinstance(op, d.ConstantOp):
+        try:
+            return python_constant(op.value)
+        except TypeError:
+            return None
+    return None
 
 
 def check_outlined(module: ModuleOp) -> None:
@@ -191,7 +234,10 @@ class OutlineSubgraphsPass(ModulePass):
     Expects: the output of extract-hcfg. Guarantees: each region is replaced by a
     `dycl.call_subgraph @sub_N(inputs)`; the inputs are the non-constant values it
     used from the host, constants are copied in; no sub-DNN contains control flow
-    or host reads, and host functions hold no tensor compute (checked).
+    or host reads, and host functions hold no tensor compute (checked). A host int
+    input that is the size of another input (`x.shape[k]`, `x.size(k)`, `len(x)`) is
+    recorded in the sub-DNN's `dycl.input_sizes` ([input, tensor input, dim] each), so
+    that the examples a backend builds and is checked with keep them consistent.
     """
 
     name = "outline-subgraphs"

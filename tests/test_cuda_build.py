@@ -25,8 +25,18 @@ def cuda_artifact(tmp_path_factory):
 
     model = branchy.make_model()
     out = tmp_path_factory.mktemp("branchy-cuda")
-    cm = dycl.compile(model, branchy.example_inputs(), target="cuda", arch="sm_90", out_dir=out, jobs=2)
+    cm = dycl.compile(model, branchy.example_inputs(), target="cuda", arch="sm_90", out_dir=out, jobs=2, host="cpp")
     return branchy, model, cm, out
+
+
+def test_the_cpp_host_builds_for_cuda_and_moves_inputs_once(cuda_artifact):
+    """Run on an H100 (docs/gpu.md): every path equal to eager. A host tensor input
+    is copied to the GPU once per call, not at every sub-DNN that takes it."""
+    _, _, _, out = cuda_artifact
+    assert (out / "dycl_model").is_file() and (out / "libdycl_model.so").is_file()
+    host = (out / "host.cpp").read_text()
+    assert "dycl::SubDnn(dir + \"/sub_0.so\", \"sub_0\", kDLCUDA)" in host
+    assert "dycl::to_device(std::get<dycl::Tensor>(inputs[0]), DLDevice{kDLCUDA, 0})" in host
 
 
 def test_every_sub_dnn_has_cuda_kernels_and_cubins(cuda_artifact):

@@ -12,6 +12,7 @@ import warnings
 
 import pytest
 import torch
+from torch import nn
 
 import dycl
 from models.fallbacks import CASES
@@ -863,3 +864,82 @@ def test_a_cache_filled_before_the_compile_keeps_growing(backend):
         for x in steps:
             assert torch.allclose(cm(x), eager(x), atol=1e-5)
             assert compiled_model.cache["k"].shape == eager.cache["k"].shape
+
+
+def _counter():
+    n = 0
+
+    def step():
+        nonlocal n
+        n += 1
+        return n
+    return step
+
+
+class CountingBase(nn.Module):
+    calls = 0
+
+    def __init__(self):
+        super().__init__()
+        self.step = _counter()
+
+    def forward(self, x):
+        type(self).calls += 1
+        return x * type(self).calls * self.step() if x.sum() > 0 else -x
+
+
+def test_compile_time_runs_leave_class_counters_and_closures_alone():
+    """`type(self).calls += 1` of a base class's attribute set `calls` on the subclass,
+    and a closure's counter advanced: the first call counted from 2 (found by a probe)."""
+    cls = type("Counting", (CountingBase,), {})
+    model = cls()
+    cm = dycl.compile(model, [torch.ones(2)], backend="torch")
+    assert "calls" not in vars(cls) and CountingBase.calls == 0
+    assert cm(torch.ones(2)).tolist() == [1.0, 1.0]
+    assert cm(torch.ones(2)).tolist() == [4.0, 4.0]
+
+
+def test_lazy_modules_run_as_python_until_compiled_again():
+    """A LazyLinear not yet called has no weights: dycl.compile raised a raw ValueError."""
+    class Lazy(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.lin = nn.LazyLinear(3)
+
+        def forward(self, x):
+            h = self.lin(x)
+            return h if h.sum() > 0 else -h
+
+    torch.manual_seed(0)
+    model, twin = Lazy(), None
+    torch.manual_seed(0)
+    twin = Lazy()
+    cm = dycl.compile(model, [torch.randn(2, 4)], backend="torch")
+    assert "not initialised yet" in cm.fallbacks[0]["reason"]
+    x = torch.randn(2, 4)
+    torch.manual_seed(1)
+    got = cm(x)
+    torch.manual_seed(1)
+    assert torch.equal(got, twin(x))
+
+
+def test_a_model_from_a_module_without_a_spec_compiles(tmp_path):
+    """A class from a module made with types.ModuleType (or runpy) has no __spec__:
+    saving its regions' sources raised a raw ValueError from find_spec."""
+    import sys
+    import types
+
+    path = tmp_path / "spec_less_models.py"
+    path.write_text("import torch\nfrom torch import nn\n\nclass M(nn.Module):\n    def __init__(self):\n"
+                    "        super().__init__()\n        self.calls = 0\n\n    def forward(self, x):\n"
+                    "        self.calls += 1\n        return x if x.sum() > 0 else -x\n")
+    module = types.ModuleType("spec_less_models")
+    module.__file__ = str(path)
+    sys.modules["spec_less_models"] = module
+    try:
+        exec(compile(path.read_text(), str(path), "exec"), module.__dict__)
+        model = module.M()
+        cm = dycl.compile(model, [torch.ones(2)], backend="torch")
+        assert cm(-torch.ones(2)).tolist() == [1.0, 1.0] and model.calls == 1
+    finally:
+        del sys.modules["spec_less_models"]

@@ -49,6 +49,7 @@ CHANGES = {
     "train()": lambda m: m.train(),
     "attribute": lambda m: setattr(m, "temperature", 0.1),
     "global constant": lambda m: _scale(5.0),
+    "forward of a submodule patched": lambda m: setattr(m.fc, "forward", lambda x: x[:, :3] * 100),
 }
 
 
@@ -94,3 +95,52 @@ def test_compiling_a_specialisation_changes_nothing_the_guard_sees():
         assert cm._guard.changed() is None
         x = torch.randn(2, 4)
         assert torch.allclose(cm(x), model(x))
+
+
+class Blocks(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.blocks = nn.ModuleList([nn.Linear(4, 4)])
+
+    def scale(self, x):
+        return x * 2
+
+    def forward(self, x):
+        for b in self.blocks:
+            x = b(x)
+        return self.scale(x) if x.sum() > 0 else -x
+
+
+def _hooked(model):
+    handle = nn.modules.module.register_module_forward_hook(lambda mod, i, o: o * 10)
+    return handle.remove
+
+
+CODE_CHANGES = {
+    "a module appended to a container": lambda m: m.blocks.append(nn.Linear(4, 4)) and None,
+    "a helper method patched on the instance": lambda m: setattr(m, "scale", lambda x: x * 7),
+    "a helper method patched on the class": lambda m: setattr(Blocks, "scale", lambda self, x: x * 5),
+    "the class's forward replaced": lambda m: setattr(Blocks, "forward", lambda self, x: x + 3),
+    "a global forward hook": _hooked,
+}
+
+
+@pytest.mark.parametrize("change", list(CODE_CHANGES))
+def test_code_changed_after_the_compile_is_seen(change):
+    """What nn.Module.__call__ runs, changed after the compile (found by a probe: each
+    gave the old program's answer)."""
+    scale, forward = Blocks.scale, Blocks.forward
+    model = Blocks().eval()
+    x = torch.ones(2, 4)
+    cm = dycl.compile(model, [x], backend="torch")
+    undo = None
+    try:
+        undo = CODE_CHANGES[change](model)
+        want = model(x)
+        with pytest.warns(FallbackWarning, match="after the compile"):
+            got = cm(x)
+        assert torch.equal(got, want)
+    finally:
+        Blocks.scale, Blocks.forward = scale, forward
+        if callable(undo):
+            undo()

@@ -63,6 +63,17 @@ class SubgraphSpec:
     # The declared range of each named dimension (the signature's `b=1..64`): sizes
     # the host refuses need not be probed.
     name_ranges: dict[str, tuple[int, int | None]] = field(default_factory=dict)
+    # (input, tensor input, dim): a host int input that is that tensor's size
+    # (`x.view(x.shape[0], -1)`); examples and probes keep the two consistent.
+    sizes_of: tuple[tuple[int, int, int], ...] = ()
+
+    def consistent(self, inputs: list[Any]) -> list[Any]:
+        """`inputs` with each size input set to its tensor's size."""
+        out = list(inputs)
+        for i, j, k in self.sizes_of:
+            if isinstance(out[j], torch.Tensor) and out[j].dim() > k:
+                out[i] = torch.tensor(out[j].shape[k], dtype=torch.int64)
+        return out
 
     def allows(self, base: int) -> bool:
         """Whether the host can see every dynamic dimension at size `base` (its named

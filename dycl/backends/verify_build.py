@@ -111,7 +111,7 @@ def _probes(spec: SubgraphSpec) -> list[tuple[str, list[Any]]]:
     if spec.dynamic:
         out += [(f"size {size} of its dynamic dimensions", _resized(spec, size, k))
                 for k, size in enumerate(PROBE_SIZES) if spec.allows(size)]
-    return out
+    return [(what, spec.consistent(inputs)) for what, inputs in out]
 
 
 def _special(t: torch.Tensor) -> torch.Tensor:

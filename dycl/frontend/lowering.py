@@ -298,6 +298,11 @@ class Lowerer(LoopLowering, RegionLowering, ContainerLowering, FunctionLowering,
             # Batch statistics, running-stat updates, random dropout: compiled sub-DNNs compute inference.
             raise FrontendError(f"{', '.join(training[:3])} {'is' if len(training) == 1 else 'are'} in training mode",
                                 note="dycl compiles inference: call model.eval() before dycl.compile")
+        lazy = [n for n, t in (*self.model.named_parameters(), *self.model.named_buffers())
+                if torch.nn.parameter.is_lazy(t)]
+        if lazy:  # their shapes are set by the first call
+            raise FrontendError(f"{', '.join(lazy[:3])} {'is' if len(lazy) == 1 else 'are'} not initialised yet "
+                                "(a lazy module)", note="call the model once on an example before dycl.compile")
         forward = self._forward_of(self.model, None)
         tree, fn = self._parse(forward, type(self.model).__name__, inline=False)
         fdef = tree.body[0]
@@ -376,6 +381,11 @@ class Lowerer(LoopLowering, RegionLowering, ContainerLowering, FunctionLowering,
         except (OSError, TypeError) as e:
             raise FrontendError(f"cannot read the Python source of {owner}.{function.__name__}: {e}")
         tree = flatten_transparent_with(ast.parse(textwrap.dedent("".join(lines))), function.__globals__)
+        if (found := _changes_how_modules_run(tree)) is not None:
+            # (inside the call too: a module called after it must run as eager runs it)
+            why, node = found
+            raise FrontendError(f"{owner}.{function.__name__} {why}",
+                                SourceLoc(file, first_line + node.lineno - 1, node.col_offset + 1))
         if function.__name__ == "<lambda>":
             tree = _lambda_as_def(tree, function, owner)
         indent = len(lines[0]) - len(lines[0].lstrip())
@@ -448,6 +458,10 @@ class Lowerer(LoopLowering, RegionLowering, ContainerLowering, FunctionLowering,
             return v
         if isinstance(v, Static):
             x = v.value
+            if isinstance(x, enum.Enum) and "<locals>" not in type(x).__qualname__:
+                # the member itself (an IntEnum is an int, but its type is what eager returns)
+                q = f"{type(x).__module__}.{type(x).__qualname__}.{x.name}"
+                return self.emit(d.ConstantOp(d.GlobalAttr(q)), node).results[0]
             if isinstance(x, bool):
                 return self.emit(arith.ConstantOp(IntegerAttr(int(x), i1)), node).results[0]
             if isinstance(x, int):
@@ -465,6 +479,10 @@ class Lowerer(LoopLowering, RegionLowering, ContainerLowering, FunctionLowering,
                 return self.emit(d.CallFunctionOp("builtins.slice", parts, result_type=d.PYOBJ), node).results[0]
             if x is Ellipsis:
                 return self.emit(d.ConstantOp(d.GlobalAttr("builtins.Ellipsis")), node).results[0]
+            if isinstance(x, tuple) and type(x) not in (tuple, torch.Size) and hasattr(type(x), "_fields") and (
+                    q := qualname_of(type(x))) is not None:  # a namedtuple held by the model: its own type
+                items = [self.materialize(Static(e), node) for e in x]
+                return self.emit(d.CallFunctionOp(q, items, result_type=d.PYOBJ), node).results[0]
             if isinstance(x, (tuple, list)):
                 items = self.materialize(SeqVal([Static(e) for e in x], isinstance(x, list)), node)
                 if isinstance(x, torch.Size):  # eager's type, for code that checks it
@@ -1285,9 +1303,11 @@ class Lowerer(LoopLowering, RegionLowering, ContainerLowering, FunctionLowering,
                     return Static(None)
                 path = f"{base.path}.{attr}" if base.path else attr
                 return self.emit(d.ParamOp(path, tensor_type_of(t)), node).results[0]
-            if hasattr(type(m), attr) and callable(getattr(type(m), attr)) and not isinstance(
-                inspect.getattr_static(m, attr), property
-            ):
+            static = inspect.getattr_static(m, attr, None)
+            if isinstance(static, property) and static.fget is not None and _writes_state(static.fget):
+                return self._inline(static.fget, base, [], {}, node)  # runs where forward reads it
+            if hasattr(type(m), attr) and callable(getattr(type(m), attr)) and not isinstance(static, property) \
+                    and attr not in m.__dict__:  # (an instance attribute shadows the class's method)
                 return MethodRef(base, attr)
             self._fold_read(m, attr, node)
             try:
@@ -1893,6 +1913,8 @@ class Lowerer(LoopLowering, RegionLowering, ContainerLowering, FunctionLowering,
             if static is not None:
                 return static
             method = getattr(type(recv.module), mref.name)
+            # a method replaced after the compile (on the instance or its class) is noticed
+            self.folded_reads.setdefault((id(recv.module), f"method {mref.name}"), (recv.module, mref.name, "method"))
             if (getattr(method, "__module__", None) or "").startswith("torch."):
                 # nn.Module's own machinery (register_buffer, parameters, apply): its
                 # internals are not the model's code; called as Python, its writes recorded.
@@ -2138,6 +2160,46 @@ STATELESS_MODULES: dict[type, tuple[str, tuple[str, ...]]] = {
 # sequence `f(size)` (HF's `x.view(*(x.size()[:-1] + (heads, head_dim)))`).
 _SIZE_VARARGS = frozenset({"view", "reshape", "expand", "permute", "repeat", "tile", "new_zeros", "new_ones",
                            "new_empty", "zeros", "ones", "empty", "rand", "randn"})
+
+
+_HOOK_METHODS = frozenset({"register_forward_hook", "register_forward_pre_hook", "register_full_backward_hook",
+                           "register_full_backward_pre_hook", "register_module_forward_hook",
+                           "register_module_forward_pre_hook"})
+
+
+def _changes_how_modules_run(tree: ast.AST) -> tuple[str, ast.AST] | None:
+    """(why, where) where a function registers forward hooks, switches a module between
+    train and eval mode, or writes a module's `__dict__`: modules it calls afterwards,
+    in the same call, run otherwise than at the compile."""
+    for n in ast.walk(tree):
+        if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute):
+            if n.func.attr in _HOOK_METHODS:
+                return f"registers forward hooks ({n.func.attr})", n
+            if n.func.attr in ("train", "eval") and len(n.args) <= 1 and not n.keywords and \
+                    isinstance(n.func.value, (ast.Name, ast.Attribute, ast.Subscript)):
+                return f"switches a module to {n.func.attr} mode ({n.func.attr}())", n
+        targets = n.targets if isinstance(n, ast.Assign) else [n.target] if isinstance(n, ast.AugAssign) else []
+        for t in targets:
+            if isinstance(t, ast.Subscript) and isinstance(t.value, ast.Attribute) and t.value.attr == "__dict__":
+                return "writes an object's __dict__", n
+    return None
+
+
+def _writes_state(function: Any) -> bool:
+    """A property getter that assigns to attributes or items, or rebinds globals:
+    each read changes state, so it is compiled as the call it is rather than read
+    once at compile time (a counter advanced by the compile and by the live guard)."""
+    try:
+        tree = ast.parse(textwrap.dedent(inspect.getsource(function)))
+    except (OSError, TypeError, SyntaxError):
+        return False
+    for n in ast.walk(tree):
+        targets = n.targets if isinstance(n, ast.Assign) else [n.target] if isinstance(
+            n, (ast.AugAssign, ast.AnnAssign)) else []
+        if isinstance(n, (ast.Global, ast.Nonlocal)) or any(
+                isinstance(t, (ast.Attribute, ast.Subscript)) for t in targets):
+            return True
+    return False
 
 
 def _transparent_wrapper(function: Any) -> bool:

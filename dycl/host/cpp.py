@@ -487,7 +487,9 @@ def emit_host_cpp(module: ModuleOp, model_name: str, device: str = "cpu", *, fil
         if isinstance(t, TensorType):
             shape = ", ".join(str(s if s >= 0 else -1) for s in t.get_shape())
             out.append(f"  dycl::check_input(inputs, {i}, {{{shape}}}, {_dl_dtype(t)});")
-            call_args.append(f"std::get<dycl::Tensor>(inputs[{i}])")
+            arg = f"std::get<dycl::Tensor>(inputs[{i}])"
+            # on the GPU once per call, not at each sub-DNN that takes it
+            call_args.append(arg if device == "cpu" else f"dycl::to_device({arg}, DLDevice{{{dev}, 0}})")
         else:
             raise PassError(f"the C++ host takes tensor inputs only; input {i} is {t}", forward)
     out += _signature_checks(signature)

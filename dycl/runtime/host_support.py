@@ -19,6 +19,7 @@ from typing import Any
 
 import numpy as _np
 
+from dycl.pyregion import resolve as resolve_name
 from dycl.pyregion import to_torch  # noqa: F401 (the host's `_t`: backend tensors to torch for Python it runs)
 from dycl.runtime.loaders import resolve
 
@@ -134,9 +135,18 @@ def dense(t: Any) -> Any:
 
 
 def resolve_global(qualname: str) -> Any:
-    """A module-level Python object by its dotted name (`builtins.ValueError`)."""
-    module, _, name = qualname.rpartition(".")
-    return getattr(importlib.import_module(module), name)
+    """A Python object by its dotted name (`builtins.ValueError`, `pkg.mod.Level.HIGH`:
+    the longest importable module prefix, then attributes; found once)."""
+    found = _RESOLVED.get(qualname, _RESOLVED)
+    if found is not _RESOLVED:
+        return found
+    _RESOLVED[qualname] = found = resolve_name(qualname)
+    return found
+
+
+_RESOLVED: dict[str, Any] = {}
+
+
 
 
 def guarded(fn: Callable[..., Any], path: str, name: str) -> Callable[..., Any]:
@@ -182,6 +192,7 @@ class Program:
             fn = loader[info["backend"]](os.path.join(path, info["file"]), target)
             setattr(self, name, guarded(fn, os.path.join(path, info["file"].split(".", 1)[0] + ".guards.json"), name))
         self._forward = forward
+        self._on_gpu = target.get("kind") == "cuda"
         if regions or state:
             from dycl.pyregion import StateHolder, load_model, make_region
 
@@ -198,4 +209,7 @@ class Program:
                 setattr(self, name, self.root.get_submodule(module_path))
 
     def __call__(self, *inputs: Any) -> Any:
+        if self._on_gpu:  # host tensors go to the GPU once (as the C++ host takes them), not per sub-DNN
+            inputs = tuple(x.cuda() if getattr(getattr(x, "device", None), "type", None) == "cpu" else x
+                           for x in inputs)
         return self._forward(self, *inputs)

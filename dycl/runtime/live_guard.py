@@ -15,6 +15,7 @@ from __future__ import annotations
 import copy
 import enum
 from collections.abc import Iterable
+from itertools import repeat
 from operator import attrgetter, is_
 from typing import Any
 
@@ -27,6 +28,12 @@ def _is_tensor(v: Any) -> bool:
     import torch
 
     return isinstance(v, torch.Tensor)
+
+
+def _one_element(t: Any) -> bool:
+    import torch
+
+    return not torch.nn.parameter.is_lazy(t) and t.numel() == 1
 
 
 class LiveModelGuard:
@@ -56,7 +63,7 @@ class LiveModelGuard:
         # compares by value, which for a one-element tensor could call a replaced
         # parameter "equal": those slots (and modules whose `training` is not a plain
         # attribute) are checked by identity, separately.
-        plain = [k for k, v in enumerate(self._held) if not (_is_tensor(v) and v.numel() == 1)]
+        plain = [k for k, v in enumerate(self._held) if not (_is_tensor(v) and _one_element(v))]
         flags = [m for m in self._modules if type(m.__dict__.get("training")) is bool]
         self._fast = ([self._dicts[k] for k in plain] + [m.__dict__ for m in flags],
                       [self._keys[k] for k in plain] + ["training"] * len(flags))
@@ -67,13 +74,28 @@ class LiveModelGuard:
         flagged = {id(m) for m in flags}
         self._odd_modules = [m for m in self._modules if id(m) not in flagged]
         self._odd_training = list(map(_training, self._odd_modules))
+        # What nn.Module.__call__ would run: an instance `forward` set after the compile
+        # (a patch, a wrapper), a class's forward replaced, a module appended to a
+        # container, a global forward hook registered.
+        self._own = [m.__dict__ for m in self._modules if isinstance(m.__dict__, dict)]
+        self._own_forward = [d.get("forward") for d in self._own]
+        self._classes = list({type(m): None for m in self._modules})
+        self._class_forward = [getattr(c, "forward", None) for c in self._classes]
+        self._sized = [d for m in self._modules for d in (m._modules, m._parameters) if isinstance(d, dict)] + \
+            _global_hooks()
+        self._sizes = list(map(len, self._sized))
 
     def changed(self) -> str | None:
         if list(map(_version, self._tensors)) == self._versions and self._same_slots() and \
                 all(map(is_, map(dict.get, *self._rest[:2]), self._rest[2])) and \
-                list(map(_training, self._odd_modules)) == self._odd_training:
+                list(map(_training, self._odd_modules)) == self._odd_training and self._same_code():
             return self._read_changed()
         return self._what_changed()
+
+    def _same_code(self) -> bool:
+        return all(map(is_, map(dict.get, self._own, repeat("forward")), self._own_forward)) and \
+            all(map(is_, map(getattr, self._classes, repeat("forward"), repeat(None)), self._class_forward)) and \
+            list(map(len, self._sized)) == self._sizes
 
     def _read_changed(self) -> str | None:
         for holder, name, kind, (value, deep) in self._reads:
@@ -99,6 +121,15 @@ class LiveModelGuard:
         if list(map(_training, self._modules)) != self._training:
             m = next(m for m, t in zip(self._modules, self._training) if m.training != t)
             return f"{self._names.get(id(m), type(m).__name__)}.training changed"
+        if not self._same_code():
+            for d, f in zip(self._own, self._own_forward):
+                if d.get("forward") is not f:
+                    m = next(m for m in self._modules if m.__dict__ is d)
+                    return f"{self._names.get(id(m), type(m).__name__)}.forward was replaced"
+            for c, f in zip(self._classes, self._class_forward):
+                if getattr(c, "forward", None) is not f:
+                    return f"{c.__name__}.forward was replaced"
+            return "a module or parameter was added to a container, or a global forward hook registered"
         return self._read_changed()
 
     def _where(self, module: Any, name: str) -> str:
@@ -110,7 +141,23 @@ _MISSING = object()
 
 
 def _read(holder: Any, name: str, kind: str) -> Any:
-    return holder.get(name, _MISSING) if kind == "global" else getattr(holder, name, _MISSING)
+    if kind == "global":
+        return holder.get(name, _MISSING)
+    if kind == "method":  # the function itself (getattr would bind a new method object)
+        own = getattr(holder, "__dict__", {}).get(name, _MISSING)
+        if own is not _MISSING:
+            return own
+        return next((vars(c)[name] for c in type(holder).__mro__ if name in vars(c)), _MISSING)
+    return getattr(holder, name, _MISSING)
+
+
+def _global_hooks() -> list[dict]:
+    try:
+        from torch.nn.modules import module
+    except ImportError:
+        return []
+    return [d for d in (getattr(module, "_global_forward_hooks", None), getattr(module, "_global_forward_pre_hooks", None))
+            if isinstance(d, dict)]
 
 
 def _snapshot(value: Any) -> tuple[Any, bool]:

@@ -5,7 +5,10 @@ including what it printed and the module's state after each call."""
 
 import collections
 import dataclasses
+import enum
 import functools
+import itertools
+import random
 import types
 
 import torch
@@ -769,6 +772,83 @@ class DecoratedMethods(nn.Module):
         return self.helper(x) + _shifted(x) + self.plain(x) if x.sum() > 0 else -x
 
 
+class PythonStateObjects(nn.Module):
+    """Random generators, an iterator and a deque the model holds: the
+    compile's runs of forward advanced them (the first call counted from 2 and drew
+    other numbers than eager's)."""
+
+    def __init__(self):
+        super().__init__()
+        self.gen = torch.Generator().manual_seed(0)
+        self.rng = random.Random(0)
+        self.ids = itertools.count()
+        self.recent = collections.deque(maxlen=2)
+
+    def forward(self, x):
+        noise = torch.rand(x.shape, generator=self.gen)
+        k = 2.0 if self.rng.random() < 0.5 else 1.0
+        self.recent.append(next(self.ids))
+        y = x * k + noise * sum(self.recent)
+        return y if y.sum() > 0 else -y
+
+
+class PropertyWithEffect(nn.Module):
+    """A property that counts its reads: read where forward reads it, once per call."""
+
+    def __init__(self):
+        super().__init__()
+        self.reads = 0
+
+    @property
+    def temperature(self):
+        self.reads += 1
+        return float(self.reads)
+
+    def forward(self, x):
+        y = x / self.temperature
+        return y if y.sum() > 0 else -y
+
+
+class ChangesHowModulesRun(nn.Module):
+    """Hooks registered and a submodule's __dict__ written inside forward: the
+    submodule called next runs with them, in the same call (they ran without)."""
+
+    def __init__(self):
+        super().__init__()
+        self.lin = nn.Linear(4, 4)
+        self.hooked = False
+
+    def forward(self, x):
+        if not self.hooked:
+            self.lin.register_forward_hook(lambda mod, i, o: o * 3)
+            self.hooked = True
+        if x.sum() < 0:
+            self.lin.__dict__["training"] = False
+        h = self.lin(x)
+        return h if h.sum() > 0 else -h
+
+
+Level = enum.IntEnum("Level", "LOW HIGH")
+Meta = collections.namedtuple("Meta", "name version")
+
+
+class HeldEnumAndTuple(nn.Module):
+    """An IntEnum member and a namedtuple held by the model, returned: eager's types
+    (the IntEnum's repr was printed into host.py, a SyntaxError; the namedtuple came
+    back a plain tuple)."""
+
+    def __init__(self):
+        super().__init__()
+        self.level = Level.HIGH
+        self.meta = Meta("m", 2)
+
+    def forward(self, x):
+        y = x * 2
+        if y.sum() < 0:
+            return y, self.level, self.meta
+        return y, 0, None
+
+
 # name -> (factory, inputs, expected number of fallback regions or None when it may vary, min sub-DNNs)
 CASES = {
     "print_and_count": (PrintAndCount, _inputs(), None, 1),
@@ -807,5 +887,9 @@ CASES = {
     "aliases_of_an_updated_tensor": (AliasesOfAnUpdatedTensor, _inputs((2, 2)), None, 0),
     "keep_at_least_one_token": (KeepAtLeastOneToken, _inputs((1, 6, 8), scale=3.0, seeds=12), None, 1),
     "decorated_methods": (DecoratedMethods, _inputs(), None, 0),
+    "python_state_objects": (PythonStateObjects, _inputs(), None, 0),
+    "property_with_effect": (PropertyWithEffect, _inputs(), None, 0),
+    "changes_how_modules_run": (ChangesHowModulesRun, _inputs(), 1, 0),
+    "held_enum_and_tuple": (HeldEnumAndTuple, _inputs(), 0, 1),
     "selected_rows": (SelectedRows, _inputs((6, 8), seeds=12) + [(-torch.ones(6, 8),)], 0, 3),
 }
