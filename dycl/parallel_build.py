@@ -12,6 +12,7 @@ import multiprocessing
 import sys
 import time
 from concurrent.futures import ProcessPoolExecutor, as_completed
+from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -156,9 +157,15 @@ def _run(jobs: list[tuple[BuildJob, Path]], target: Target, workers: int,
                 progress.update()
             return out
         context = multiprocessing.get_context("spawn")  # fork would copy torch's thread pools mid-use
-        with ProcessPoolExecutor(max_workers=min(workers, len(jobs)), mp_context=context) as pool:
-            futures = [pool.submit(_build_one, j.backend.name, j.backend.options, j.spec, target, str(directory))
-                       for j, directory in jobs]
-            for _ in as_completed(futures):
-                progress.update()
-            return [f.result() for f in futures]
+        try:
+            with ProcessPoolExecutor(max_workers=min(workers, len(jobs)), mp_context=context) as pool:
+                futures = [pool.submit(_build_one, j.backend.name, j.backend.options, j.spec, target, str(directory))
+                           for j, directory in jobs]
+                for _ in as_completed(futures):
+                    progress.update()
+                return [f.result() for f in futures]
+        except BrokenProcessPool:
+            raise BackendError(
+                f"a build worker process died (jobs={workers}); workers are spawned, so they import the main "
+                "script again: a script that compiles at its top level must guard it with "
+                "`if __name__ == \"__main__\":` (or build with jobs=1)") from None

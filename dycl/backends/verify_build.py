@@ -86,6 +86,13 @@ def _probes(spec: SubgraphSpec) -> list[tuple[str, list[Any]]]:
               if isinstance(x, torch.Tensor) and not x.is_floating_point() and x.dtype != torch.bool else x
               for x in base]
     out.append(("negative integers", signed))
+    # Past float64's 53 bits (int64) and float32's 24 (int32): runtimes that reduce
+    # integers in floating point (ONNX Runtime's int64 ReduceSum/ReduceProd) round.
+    big = {torch.int64: 2 ** 53 + 1, torch.int32: 2 ** 24 + 1}
+    large = [((torch.arange(x.numel()) * 2 + big[x.dtype]) * (1 - 2 * (torch.arange(x.numel()) % 2))).reshape(
+        x.shape).to(x.dtype) if isinstance(x, torch.Tensor) and x.dtype in big and x.dim() > 0 else x for x in base]
+    if any(a is not b for a, b in zip(large, base)):
+        out.append(("integers past a float's precision", large))
     # Every element equal (rows of padding): ties, where topk/sort/argmax pick by position
     # and runtimes pick other positions than torch (ONNX Runtime's TopK).
     out.append(("equal values", [torch.full_like(x, 0.5) if isinstance(x, torch.Tensor) and x.is_floating_point()
