@@ -3,9 +3,12 @@ each compiled backend builds sub-DNNs whose inputs have a dynamic dimension, and
 the compiled model equals eager on inputs that select different numbers of rows."""
 
 import copy
+import warnings
 
 import pytest
 import torch
+import torch.nn.functional as F
+from torch import nn
 
 import dycl
 from dycl.demo import max_abs_error
@@ -269,3 +272,46 @@ def test_tvm_takes_a_sub_dnn_that_returns_a_size():
         x = torch.full((1, 4), v)
         want, got = model(x), cm(x)
         assert torch.equal(got[0], want[0]) and got[1] == want[1] and type(got[1]) is int
+
+
+class PerSampleExit(nn.Module):
+    """Each sample leaves at the first confident head; the rest go on (a shrinking
+    active set, whose size can be 1)."""
+
+    def __init__(self, depth=3, width=8):
+        super().__init__()
+        self.layers = nn.ModuleList([nn.Linear(width, width) for _ in range(depth)])
+        self.heads = nn.ModuleList([nn.Linear(width, 3) for _ in range(depth)])
+
+    def forward(self, x):
+        out = torch.zeros(x.shape[0], 3)
+        exited = torch.full((x.shape[0],), -1, dtype=torch.long)
+        active, h = torch.arange(x.shape[0]), x
+        for i in range(len(self.layers)):
+            h = torch.relu(self.layers[i](h))
+            logits = self.heads[i](h)
+            conf = F.softmax(logits, -1).max(-1).values
+            done = conf > 0.6 if i < len(self.layers) - 1 else torch.ones_like(conf, dtype=torch.bool)
+            out[active[done]] = logits[done]
+            exited[active[done]] = i
+            active, h = active[~done], h[~done]
+            if active.numel() == 0:
+                break
+        return out, exited
+
+
+def test_a_size_a_build_excludes_runs_the_sub_dnns_torch_graph():
+    """A size-oblivious export guards a data-dependent size `!= 1`: with dynamic=True,
+    every call with one sample raised 'was built for input sizes where ...' (found by
+    a probe). A model compiled here runs that sub-DNN's torch graph at such sizes."""
+    torch.manual_seed(1)
+    model = PerSampleExit().eval()
+    cm = dycl.compile(model, (torch.randn(4, 8),), backend="torch", dynamic=True)
+    with torch.no_grad():
+        for b in (1, 4, 1, 7):
+            x = torch.randn(b, 8)
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore", dycl.FallbackWarning)
+                got = cm(x)
+            for g, w in zip(got, model(x)):
+                assert torch.equal(g, w)

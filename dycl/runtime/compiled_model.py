@@ -27,6 +27,38 @@ MAX_SPECIALIZATIONS = 8
 _loaded = 0
 
 
+def _eager_beyond_guards(fn: Callable[..., Any], name: str, module: Any, model: Any) -> Callable[..., Any]:
+    """`fn`, or at sizes its build does not hold for (a data-dependent size of 1 a
+    size-oblivious export excluded) the sub-DNN's own torch graph, run eagerly: a
+    model compiled here takes every size eager takes. (A loaded artifact has no
+    torch graph: there such a size stays an error.)"""
+    from dycl.runtime.host_support import SizeGuardError
+
+    graph: list[Any] = []
+
+    def call(*args: Any) -> Any:
+        try:
+            return fn(*args)
+        except SizeGuardError as e:
+            if not graph:
+                from xdsl.dialects import func
+
+                from dycl.fx import computes_in_double, to_graph_module
+
+                op = next(f for f in module.ops if isinstance(f, func.FuncOp) and f.sym_name.data == name)
+                graph.append((to_graph_module(op, model), torch.float64 if computes_in_double(op) else torch.float32))
+                warnings.warn(f"{str(e).split(';')[0]}: it runs as its eager torch graph at such sizes",
+                              FallbackWarning, stacklevel=2)
+            gm, floats = graph[0]
+            inputs = [torch.tensor(a, dtype=floats if isinstance(a, float) else None)
+                      if isinstance(a, (bool, int, float)) else to_torch(a) for a in args]
+            with torch.no_grad():
+                out = gm(*inputs)
+            return [o.contiguous() if isinstance(o, torch.Tensor) else o for o in out]
+
+    return call
+
+
 def _import_host(path: Path) -> Any:
     global _loaded
     _loaded += 1
@@ -133,7 +165,13 @@ class CompiledModel:
         if self.manifest["target"]["kind"] == "cuda":
             _require_cuda_runtime()
         try:
-            return self.host.load(str(self.path), model=self._model)
+            program = self.host.load(str(self.path), model=self._model)
+            if self._module is not None and self._model is not None and self.manifest["target"]["kind"] == "llvm":
+                for path in self.path.glob("*.guards.json"):
+                    name = path.name.split(".", 1)[0]
+                    setattr(program, name, _eager_beyond_guards(getattr(program, name), name, self._module,
+                                                                self._model))
+            return program
         except DyclError:
             raise
         except Exception as e:  # a damaged or tampered-with file: say which artifact, not torch's internals

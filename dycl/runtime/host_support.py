@@ -149,6 +149,10 @@ _RESOLVED: dict[str, Any] = {}
 
 
 
+class SizeGuardError(RuntimeError):
+    """Sizes a sub-DNN's build does not hold for (its export's shape guards)."""
+
+
 def guarded(fn: Callable[..., Any], path: str, name: str) -> Callable[..., Any]:
     """A sub-DNN built for dynamic dimensions holds where its export's shape guards
     hold (sizes the trace decided on): checked on every call, an error otherwise."""
@@ -163,7 +167,7 @@ def guarded(fn: Callable[..., Any], path: str, name: str) -> Callable[..., Any]:
         if not eval(check, scope, {"a": a}):  # noqa: S307 (guards dycl wrote, in a sealed artifact)
             failed = next(g for g in guards if not eval(g, scope, {"a": a}))  # noqa: S307
             sizes = ", ".join("x".join(map(str, x.shape)) for x in a if hasattr(x, "shape"))
-            raise RuntimeError(f"dycl: sub-DNN {name} was built for input sizes where {failed} "
+            raise SizeGuardError(f"dycl: sub-DNN {name} was built for input sizes where {failed} "
                                f"(a = its inputs: {sizes}); compile with example inputs of these sizes")
         return fn(*a)
 
