@@ -79,23 +79,33 @@ class LiveModelGuard:
         # container, a global forward hook registered.
         self._own = [m.__dict__ for m in self._modules if isinstance(m.__dict__, dict)]
         self._own_forward = [d.get("forward") for d in self._own]
+        # (in the one C-level comparison of slots above)
+        self._fast[0].extend(self._own)
+        self._fast[1].extend(["forward"] * len(self._own))
+        self._fast_held.extend(self._own_forward)
         self._classes = list({type(m): None for m in self._modules})
         self._class_forward = [getattr(c, "forward", None) for c in self._classes]
-        self._sized = [d for m in self._modules for d in (m._modules, m._parameters) if isinstance(d, dict)] + \
-            _global_hooks()
+        import torch.nn as nn  # (the guard runs only with a live torch model)
+
+        containers = (nn.ModuleList, nn.ModuleDict, nn.Sequential, nn.ParameterList, nn.ParameterDict)
+        self._sized = [d for m in self._modules if isinstance(m, containers) for d in (m._modules, m._parameters)
+                       if isinstance(d, dict)] + _global_hooks()
         self._sizes = list(map(len, self._sized))
 
     def changed(self) -> str | None:
         if list(map(_version, self._tensors)) == self._versions and self._same_slots() and \
                 all(map(is_, map(dict.get, *self._rest[:2]), self._rest[2])) and \
-                list(map(_training, self._odd_modules)) == self._odd_training and self._same_code():
+                list(map(_training, self._odd_modules)) == self._odd_training and self._same_classes_and_sizes():
             return self._read_changed()
         return self._what_changed()
 
+    def _same_classes_and_sizes(self) -> bool:
+        return all(map(is_, map(getattr, self._classes, repeat("forward"), repeat(None)), self._class_forward)) and \
+            list(map(len, self._sized)) == self._sizes
+
     def _same_code(self) -> bool:
         return all(map(is_, map(dict.get, self._own, repeat("forward")), self._own_forward)) and \
-            all(map(is_, map(getattr, self._classes, repeat("forward"), repeat(None)), self._class_forward)) and \
-            list(map(len, self._sized)) == self._sizes
+            self._same_classes_and_sizes()
 
     def _read_changed(self) -> str | None:
         for holder, name, kind, (value, deep) in self._reads:
