@@ -16,6 +16,7 @@ from xdsl.passes import ModulePass
 from dycl.classify import FREE, TENSOR, classify, is_static_value
 from dycl.diagnostics import PassError
 from dycl.dialects import dycl as d
+from dycl.types import dim_names
 
 
 def _captured(region_op: Operation) -> list[SSAValue]:
@@ -189,10 +190,20 @@ def _sizes_of_inputs(args: list[SSAValue]) -> list[tuple[int, int, int]]:
             tensor, dim = op.operands[0], _constant(op.operands[1])
         elif isinstance(op, d.CallFunctionOp) and op.target.data == "builtins.len" and len(op.operands) == 1:
             tensor, dim = op.operands[0], 0
-        if tensor in args and isinstance(dim, int) and isinstance(tensor.type, TensorType):
-            rank = len(tensor.type.get_shape())
-            if -rank <= dim < rank:
-                out.append((i, args.index(tensor), dim % rank))
+        if not (isinstance(dim, int) and isinstance(tensor, SSAValue) and isinstance(tensor.type, TensorType)):
+            continue
+        rank = len(tensor.type.get_shape())
+        if not -rank <= dim < rank:
+            continue
+        dim %= rank
+        if tensor in args:
+            out.append((i, args.index(tensor), dim))
+        elif name := (dim_names(tensor.type) or [""] * rank)[dim]:
+            # a size of another value, named: an input's dimension of that name
+            same = next(((j, k) for j, a in enumerate(args) for k, n in enumerate(dim_names(a.type)) if n == name),
+                        None)
+            if same is not None:
+                out.append((i, *same))
     return out
 
 

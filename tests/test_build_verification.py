@@ -7,6 +7,7 @@ import dataclasses
 
 import pytest
 import torch
+import torch.nn.functional as F
 from torch import nn
 
 import dycl
@@ -217,3 +218,34 @@ def test_int64_reductions_stay_exact_past_53_bits():
     for v in (x, -x):
         for got, want in zip(cm(v), model(v)):
             assert torch.equal(got, want)
+
+
+class AbsMax(nn.Module):
+    def forward(self, x):
+        if x.float().sum() != 0:
+            return x.abs().max()
+        return x.max()
+
+
+def test_the_smallest_integer_is_probed():
+    """TVM's abs of INT_MIN then max gave INT_MIN (eager: abs wraps to INT_MIN, max
+    is another element): probes held no extreme integers."""
+    x = torch.tensor([torch.iinfo(torch.int32).min, -1, 5], dtype=torch.int32)
+    cm = dycl.compile(AbsMax(), (x,), backend="tvm")
+    assert cm(x).item() == AbsMax()(x).item() == 5
+
+
+class MaxOfZeros(nn.Module):
+    def forward(self, x, y):
+        if x.sum() < 1:
+            return 1.0 / torch.maximum(x, y), 1.0 / F.relu6(x)
+        return x, y
+
+
+def test_zeros_of_both_signs_are_probed():
+    """Inductor's maximum(-0.0, 0.0) kept another zero than eager's: 1 / it was +inf
+    for eager's -inf."""
+    x, y = torch.tensor([-0.0, 0.0]), torch.tensor([0.0, -0.0])
+    cm = dycl.compile(MaxOfZeros(), (x, y), backend="inductor")
+    for got, want in zip(cm(x, y), MaxOfZeros()(x, y)):
+        assert torch.equal(got, want)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import importlib
+import io
 import warnings
 from collections.abc import Iterator
 from pathlib import Path
@@ -197,7 +198,8 @@ class OnnxRuntimeBackend(Backend):
     loader = "dycl.runtime.loaders.onnxruntime:load"
 
     def build(self, spec: SubgraphSpec, target: Target, out_dir: Path) -> str:
-        with torch.no_grad():
+        # (FX prints the traceback of a failing call itself: the reason goes into the note)
+        with torch.no_grad(), contextlib.redirect_stderr(io.StringIO()):
             try:
                 expected = spec.graph_module(*spec.example_inputs)
             except Exception as e:

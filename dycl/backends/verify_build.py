@@ -93,6 +93,25 @@ def _probes(spec: SubgraphSpec) -> list[tuple[str, list[Any]]]:
         x.shape).to(x.dtype) if isinstance(x, torch.Tensor) and x.dtype in big and x.dim() > 0 else x for x in base]
     if any(a is not b for a, b in zip(large, base)):
         out.append(("integers past a float's precision", large))
+        # The extremes, where `abs`, negation and `max` overflow (INT_MIN's abs is
+        # INT_MIN in torch; LLVM may take it for poison).
+        extreme = [x.clone() if a is not x else x for a, x in zip(large, base)]
+        for a, x in zip(large, extreme):
+            if a is not x:
+                info = torch.iinfo(x.dtype)
+                x.view(-1)[0], x.view(-1)[-1] = info.min, info.max
+                if x.numel() > 2:
+                    x.view(-1)[1] = -1
+        out.append(("the smallest and largest integers", extreme))
+    # Zeros of both signs, paired across inputs: max/min/where of -0.0 and 0.0 keep a
+    # sign that 1/x or atan2 then shows.
+    floats_in = [i for i, x in enumerate(base) if isinstance(x, torch.Tensor) and x.is_floating_point() and x.dim()]
+    if floats_in:
+        zeros = list(base)
+        for n, i in enumerate(floats_in):
+            signs = (torch.arange(base[i].numel()) + n) % 2
+            zeros[i] = torch.where(signs.bool(), -0.0, 0.0).reshape(base[i].shape).to(base[i].dtype)
+        out.append(("zeros of both signs", zeros))
     # Every element equal (rows of padding): ties, where topk/sort/argmax pick by position
     # and runtimes pick other positions than torch (ONNX Runtime's TopK).
     out.append(("equal values", [torch.full_like(x, 0.5) if isinstance(x, torch.Tensor) and x.is_floating_point()
