@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import functools
+import inspect
 import importlib.util
 import json
 import os
@@ -26,7 +27,7 @@ from xdsl.passes import ModulePass
 
 from dycl.runtime.artifact import seal
 from dycl.diagnostics import DyclError, FrontendError, SourceLoc
-from dycl.arguments import Arguments, bind, flatten, parameters_of
+from dycl.arguments import Arguments, Parameter, bind, flatten, parameters_of
 from dycl.backends.base import POLICIES, BuildOptions, Target, get_backend
 from dycl.dialects import dycl as d
 from dycl.frontend.lowering import FOLDED_ATTR, LAYOUT_ATTR, MUTATES_ARGUMENTS_ATTR, lower_module
@@ -169,7 +170,9 @@ def build_artifact(module: ModuleOp, model: nn.Module, inputs: Sequence[torch.Te
         "signature": (signature or Signature.of_examples(inputs, dynamic=False)).to_json(),
         # forward's parameters (calls by keyword) and, where they are not all tensors, what each was.
         **({"parameters": [p.to_json() for p in params]}
-           if (params := arguments.params if arguments is not None else parameters_of(model)) is not None else {}),
+           if (params := arguments.params if arguments is not None else _call_parameters(model, inputs)) is not None
+           else {}),
+        **({"var_keyword": True} if _takes_var_keyword(model) else {}),
         **({"argument_spec": spec} if (spec := argument_spec(model, inputs, arguments)) is not None else {}),
         **({"outputs": outputs} if outputs is not None else {}),
         "subgraphs": subgraphs,
@@ -504,6 +507,10 @@ def bind_examples(model: nn.Module, args: Sequence[Any], kwargs: Mapping[str, An
     params = parameters_of(model)
     if params is None and not kwargs and not all(isinstance(x, torch.Tensor) for x in args):
         params = parameters_of(model, len(args))  # forward(self, x, *args): constants bound by position
+    elif params is None and kwargs:  # forward(self, input_ids, mask=None, **kwargs) by its parameters' names
+        named = parameters_of(model, len(args))
+        if named is not None and not any(p.kind == "variadic" for p in named) and set(kwargs) <= {p.name for p in named}:
+            params = named
     if params is None or (not kwargs and all(isinstance(x, torch.Tensor) for x in args)):
         if kwargs:
             raise UsageError("example inputs by name need a forward without *args/**kwargs")
@@ -512,12 +519,25 @@ def bind_examples(model: nn.Module, args: Sequence[Any], kwargs: Mapping[str, An
     return flat, Arguments(params, specs)
 
 
+def _call_parameters(model: nn.Module, inputs: Sequence[Any]) -> list[Parameter] | None:
+    """forward's parameters as a call binds them: with *args/**kwargs, the named ones
+    (and *args as the example's extra positional arguments; **kwargs takes none)."""
+    return parameters_of(model) or parameters_of(model, len(inputs))
+
+
+def _takes_var_keyword(model: nn.Module) -> bool:
+    try:
+        return any(p.kind == p.VAR_KEYWORD for p in inspect.signature(model.forward).parameters.values())
+    except (TypeError, ValueError):
+        return False
+
+
 def argument_spec(model: nn.Module, inputs: Sequence[Any], arguments: Arguments | None) -> list[Any] | None:
     """What each of forward's parameters was at compile time, for the manifest (calls
     by keyword, and calls with other constants, compare against it)."""
     if arguments is not None:
         return arguments.specs
-    params = parameters_of(model)
+    params = _call_parameters(model, inputs)
     if params is None:
         return None
     try:

@@ -7,6 +7,7 @@ import warnings
 
 import pytest
 import torch
+from torch import nn
 
 import dycl
 
@@ -156,3 +157,35 @@ def test_a_forward_with_star_args_compiled_with_extra_positional_constants(tmp_p
             for args, kwargs in [((x, 1, 2), {}), ((x, 3, 4), {}), ((x,), {}), ((x, 1), {}), ((x, 1, 2), {"scale": 2.0})]:
                 assert torch.equal(cm(*args, **kwargs), model(*args, **kwargs)), (args, kwargs)
             assert torch.equal(dycl.load(tmp_path / "a")(x, 1, 2), model(x, 1, 2))
+
+
+class KwargsForward(nn.Module):
+    """transformers' style: named parameters, then **kwargs."""
+
+    def __init__(self):
+        super().__init__()
+        self.emb = nn.Embedding(32, 4)
+
+    def forward(self, input_ids, attention_mask=None, return_dict=True, **kwargs):
+        h = self.emb(input_ids)
+        if attention_mask is not None:
+            h = h * attention_mask[..., None]
+        if kwargs.get("scale"):
+            h = h * kwargs["scale"]
+        return {"last_hidden_state": h} if return_dict else (h,)
+
+
+def test_a_forward_with_kwargs_takes_its_named_parameters_by_keyword():
+    """Every keyword call raised 'takes its tensor inputs by position' and a compile
+    by name a UsageError (found by a probe of transformers-style code); keywords into
+    **kwargs run the model, as documented."""
+    model = KwargsForward().eval()
+    ids, mask = torch.tensor([[5, 6, 7]]), torch.tensor([[1.0, 0.0, 1.0]])
+    for cm in (dycl.compile(model, (ids,), backend="torch"),
+               dycl.compile(model, {"input_ids": ids, "attention_mask": mask}, backend="torch")):
+        for kwargs in ({"input_ids": ids}, {"input_ids": ids, "attention_mask": mask}):
+            want = model(**kwargs)["last_hidden_state"]
+            assert torch.equal(cm(**kwargs)["last_hidden_state"], want)
+        with pytest.warns(dycl.FallbackWarning, match="keywords into it"):
+            got = cm(ids, scale=2.0)
+        assert torch.equal(got["last_hidden_state"], model(ids, scale=2.0)["last_hidden_state"])

@@ -199,6 +199,8 @@ class CompiledModel:
                              + (f"; got keyword argument(s) {', '.join(sorted(kwargs))}" if kwargs else ""))
         if any(p.kind == "variadic" for p in params):
             return self._call_variadic(params, compiled, args, kwargs)
+        if self.manifest.get("var_keyword") and set(kwargs) - {p.name for p in params}:
+            return self._eager(args, None, "forward takes **kwargs, and calls with keywords into it", kwargs)
         values = bind(params, args, kwargs)
         if self.manifest.get("mutates_arguments"):
             return self._eager((), {p.name: v for p, v in zip(params, values) if v is not ABSENT},
