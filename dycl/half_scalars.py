@@ -49,9 +49,8 @@ def half_scalar_op(graph: fx.Graph, name: str, is_method: bool, pos: list[Any], 
     tensor, scalar, kind = args[t], args[1 - t], kinds[1 - t]
     if kind == "exact":
         return None
-    if name == "__rtruediv__":  # s / x with s a Python number: x.reciprocal() * s
-        name, tensor = "mul", graph.call_method("reciprocal", (tensor,))
-    elif name in _DIV and t == 1 and kind != "zero_dim":
+    if name == "__rtruediv__" or name in _DIV and t == 1 and kind != "zero_dim":
+        # s / x with s a number (Tensor.__rtruediv__): x.reciprocal() * s
         name, tensor = "mul", graph.call_method("reciprocal", (tensor,))
     if name in _MUL and (t == 0 or kind != "zero_dim") or name in _DIV and t == 0:
         wide = graph.call_method("float", (tensor,))
@@ -68,10 +67,9 @@ def half_scalar_op(graph: fx.Graph, name: str, is_method: bool, pos: list[Any], 
 
 
 def _kind(value: Any, ir: Any, dtype: torch.dtype) -> str:
-    """'tensor' (a half tensor of more than 0 dims, or of the result's dtype),
-    'number' (a Python number not exact in `dtype`, or a host number), 'zero_dim'
-    (a 0-d tensor of another dtype), 'exact' (a Python number `dtype` holds), or
-    'other'."""
+    """'tensor' (a tensor of the result's dtype), 'number' (a Python number `dtype`
+    does not hold exactly, or a host number), 'zero_dim' (a 0-d tensor of another
+    dtype), 'exact' (a Python number `dtype` holds), or 'other'."""
     if isinstance(value, bool):
         return "other"
     if isinstance(value, (int, float)):

@@ -16,6 +16,7 @@ from xdsl.passes import ModulePass
 from dycl.classify import FREE, TENSOR, classify, is_static_value
 from dycl.diagnostics import PassError
 from dycl.dialects import dycl as d
+from dycl.passes.constant_propagation import constant_of
 from dycl.types import dim_names
 
 
@@ -184,10 +185,10 @@ def _sizes_of_inputs(args: list[SSAValue]) -> list[tuple[int, int, int]]:
         if isinstance(op, d.CallFunctionOp) and op.target.data == "_operator.getitem" and len(op.operands) == 2:
             shape = op.operands[0].owner
             if isinstance(shape, d.CallFunctionOp) and shape.target.data == "builtins.getattr" and \
-                    len(shape.operands) == 2 and _constant(shape.operands[1]) == "shape":
-                tensor, dim = shape.operands[0], _constant(op.operands[1])
+                    len(shape.operands) == 2 and constant_of(shape.operands[1]) == "shape":
+                tensor, dim = shape.operands[0], constant_of(op.operands[1])
         elif isinstance(op, d.CallMethodOp) and op.method.data == "size" and len(op.operands) == 2:
-            tensor, dim = op.operands[0], _constant(op.operands[1])
+            tensor, dim = op.operands[0], constant_of(op.operands[1])
         elif isinstance(op, d.CallFunctionOp) and op.target.data == "builtins.len" and len(op.operands) == 1:
             tensor, dim = op.operands[0], 0
         if not (isinstance(dim, int) and isinstance(tensor, SSAValue) and isinstance(tensor.type, TensorType)):
@@ -205,20 +206,6 @@ def _sizes_of_inputs(args: list[SSAValue]) -> list[tuple[int, int, int]]:
             if same is not None:
                 out.append((i, *same))
     return out
-
-
-def _constant(v: SSAValue) -> object:
-    from dycl.passes.shape_inference import arith_constant_value, python_constant
-
-    op = v.owner
-    if isinstance(op, arith.ConstantOp):
-        return arith_constant_value(op)
-    if isinstance(op, d.ConstantOp):
-        try:
-            return python_constant(op.value)
-        except TypeError:
-            return None
-    return None
 
 
 def check_outlined(module: ModuleOp) -> None:

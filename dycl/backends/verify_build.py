@@ -89,19 +89,22 @@ def _probes(spec: SubgraphSpec) -> list[tuple[str, list[Any]]]:
     # Past float64's 53 bits (int64) and float32's 24 (int32): runtimes that reduce
     # integers in floating point (ONNX Runtime's int64 ReduceSum/ReduceProd) round.
     big = {torch.int64: 2 ** 53 + 1, torch.int32: 2 ** 24 + 1}
-    large = [((torch.arange(x.numel()) * 2 + big[x.dtype]) * (1 - 2 * (torch.arange(x.numel()) % 2))).reshape(
-        x.shape).to(x.dtype) if isinstance(x, torch.Tensor) and x.dtype in big and x.dim() > 0 else x for x in base]
-    if any(a is not b for a, b in zip(large, base)):
+    ints = [i for i, x in enumerate(base) if isinstance(x, torch.Tensor) and x.dtype in big and x.numel()
+            and x.dim()]
+    if ints:
+        large, extreme = list(base), list(base)
+        for i in ints:
+            x = base[i]
+            k = torch.arange(x.numel())
+            large[i] = ((k * 2 + big[x.dtype]) * (1 - 2 * (k % 2))).reshape(x.shape).to(x.dtype)
+            # The extremes, where `abs`, negation and `max` overflow (INT_MIN's abs is
+            # INT_MIN in torch; LLVM may take it for poison).
+            extreme[i] = x.clone()
+            info = torch.iinfo(x.dtype)
+            extreme[i].view(-1)[0], extreme[i].view(-1)[-1] = info.min, info.max
+            if x.numel() > 2:
+                extreme[i].view(-1)[1] = -1
         out.append(("integers past a float's precision", large))
-        # The extremes, where `abs`, negation and `max` overflow (INT_MIN's abs is
-        # INT_MIN in torch; LLVM may take it for poison).
-        extreme = [x.clone() if a is not x else x for a, x in zip(large, base)]
-        for a, x in zip(large, extreme):
-            if a is not x:
-                info = torch.iinfo(x.dtype)
-                x.view(-1)[0], x.view(-1)[-1] = info.min, info.max
-                if x.numel() > 2:
-                    x.view(-1)[1] = -1
         out.append(("the smallest and largest integers", extreme))
     # Zeros of both signs, paired across inputs: max/min/where of -0.0 and 0.0 keep a
     # sign that 1/x or atan2 then shows.

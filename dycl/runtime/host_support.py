@@ -147,8 +147,6 @@ def resolve_global(qualname: str) -> Any:
 _RESOLVED: dict[str, Any] = {}
 
 
-
-
 class SizeGuardError(RuntimeError):
     """Sizes a sub-DNN's build does not hold for (its export's shape guards)."""
 
