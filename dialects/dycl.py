@@ -188,12 +188,15 @@ def type_accepts(expected: Attribute, got: Attribute) -> bool:
     yet, `expected` an opaque Python object (which any value can be), or the same
     tensor type where `expected` names fewer dimensions (a join of paths that name a
     dimension differently keeps it unnamed: `tensor<?x8xf32>` takes `["b", ""]`) or
-    has an unnamed `?` where `got` has a size."""
+    has an unnamed `?` where `got` has a size; a held list takes a tuple it grows from."""
     if expected == got or expected == ANY or expected == PYOBJ:
         return True
     if isinstance(expected, ListType) and isinstance(got, ListType):
         # `[]` is a list of anything; a list typed before its elements were known takes any
         return ANY in (expected.element, got.element) or type_accepts(expected.element, got.element)
+    if isinstance(expected, ListType) and (got == PYOBJ or isinstance(got, TupleType) and all(
+            type_accepts(expected.element, t) for t in got.types.data)):
+        return True  # a tuple a loop grows, carried as a held list, enters as the tuple it starts as
     if isinstance(expected, TupleType) and isinstance(got, TupleType):
         return types_accept(expected.types.data, got.types.data)
     if not (isinstance(expected, TensorType) and isinstance(got, TensorType)
@@ -233,6 +236,11 @@ _READS_LISTS = frozenset({"torch.tensor", "torch.as_tensor", "torch.stack", "tor
 _PURE_CALL_MODULES = ("torch.", "_operator.", "math.", "builtins.", "collections.", "dycl.tensor_ops.")
 
 
+# Methods that update a Python container (`seen.add(t)`, `toks.sort()`, a Counter's
+# `subtract`) under a name a tensor's pure method has too: on a value not typed yet, kept.
+_CONTAINER_UPDATES = frozenset({"add", "sort", "subtract"})
+
+
 @functools.lru_cache(maxsize=None)
 def _is_tensor_method(name: str) -> bool:
     import torch
@@ -251,7 +259,7 @@ class _CallEffects(MemoryEffect):
         if isinstance(op, CallMethodOp):
             name = op.method.data
             if op.operands and (op.operands[0].type == PYOBJ or (
-                    op.operands[0].type == ANY and not _is_tensor_method(name))):
+                    op.operands[0].type == ANY and (not _is_tensor_method(name) or name in _CONTAINER_UPDATES))):
                 return None  # a method of a Python object (`logger.warning(...)`): anything may happen
         elif isinstance(op, CallFunctionOp):
             name = op.target.data

@@ -85,6 +85,8 @@ def classify(op: Operation) -> str:
         if isinstance(op, d.CallModuleOp) or any(_tensorish(v) for v in (*op.operands, op.result)):
             return TENSOR
         return FREE if all(is_static_value(v) for v in op.operands) else HOST
+    if isinstance(op, d.GetItemOp) and op.source.type == d.PYOBJ and not is_static_value(op.source):
+        return HOST  # an element of a Python object made at run time (a region's tuple holding a list)
     if isinstance(op, (d.MakeTupleOp, d.GetItemOp)):
         if any(d.contains_tensor_type(v.type) for v in (*op.operands, *op.results)):
             return TENSOR

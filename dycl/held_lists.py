@@ -24,9 +24,11 @@ from dycl.types import type_of_value
 @dataclass(frozen=True)
 class HeldList:
     """A run-time list: `element` stands for each of its elements (a fake tensor
-    or an unknown scalar), None while every path seen leaves it empty."""
+    or an unknown scalar), None while every path seen leaves it empty. `is_tuple`:
+    a tuple the code grows in a loop (`scores += (s,)`), held alike."""
 
     element: Any
+    is_tuple: bool = False
 
 
 def holds_list(args: Any) -> bool:
@@ -42,14 +44,14 @@ def appended(held: HeldList, value: Any, type_of: Callable[[Any], Attribute],
     """`held` after appending `value`: one element type for all, a tensor whose
     size differs from the earlier elements' with that dimension dynamic."""
     if held.element is None:
-        return HeldList(value)
+        return HeldList(value, held.is_tuple)
     old, new = type_of(held.element), type_of(value)
     if old == new:
         return held
     if isinstance(old, TensorType) and isinstance(new, TensorType) and old.element_type == new.element_type \
             and len(old.get_shape()) == len(new.get_shape()):
         return HeldList(empty(TensorType(old.element_type, [a if a == b else DYNAMIC_INDEX for a, b in
-                                                            zip(old.get_shape(), new.get_shape())])))
+                                                            zip(old.get_shape(), new.get_shape())])), held.is_tuple)
     raise TypeError(f"a {new} appended to a list of {old}")
 
 
@@ -60,7 +62,8 @@ def on_lists(fn: Any, args: list[Any], kwargs: dict[str, Any], stand_in: Callabl
     def concrete(v: Any, n: int) -> Any:
         if not isinstance(v, HeldList):
             return stand_in(v)
-        return [] if v.element is None or n == 0 else [stand_in(v.element)] * n
+        items = [] if v.element is None or n == 0 else [stand_in(v.element)] * n
+        return tuple(items) if v.is_tuple else items
 
     return tuple(run(fn, [concrete(a, n) for a in args], {k: concrete(v, n) for k, v in kwargs.items()})
                  for n in sizes)
@@ -73,6 +76,13 @@ def joined_result(one: Any, two: Any, empty: Callable[[TensorType], Any], unknow
     held list of the same elements (`tokens[-3:]`, `list(tokens)`)."""
     if type(one) is list and type(two) is list:
         return HeldList(element if one or two else None)
+    if type(one) is tuple and type(two) is tuple and len(one) != len(two) and not all(isinstance(x, torch.Tensor) for x in two):
+        raise TypeError("it gives a tuple of elements that are not all tensors")
+    if type(one) is tuple and type(two) is tuple and len(one) != len(two):  # `scores + (s,)`: the held tuple, its elements joined
+        held = HeldList(element, is_tuple=True)
+        for x in two:
+            held = appended(held, x, type_of_value, empty)
+        return held
     if isinstance(one, torch.Tensor) and isinstance(two, torch.Tensor):
         a, b = type_of_value(one), type_of_value(two)
         assert isinstance(a, TensorType) and isinstance(b, TensorType)

@@ -25,6 +25,7 @@ from typing import Any
 
 import torch
 from torch import nn
+from torch._subclasses.fake_tensor import unset_fake_temporarily
 
 from dycl.dialects import dycl as d
 from dycl.pyregion import make_region, resolve_globals
@@ -223,6 +224,8 @@ def _real(v: Any, placeholder: Callable[[Any], Any], unknown: type, other: bool 
 def _abstract(v: Any, mode: Any, unknown: type, dims: Any = None) -> Any:
     """Results as shape inference holds them: fake tensors (a fresh size symbol for
     each of `dims`, the dims whose size varies with the data), unknown scalars."""
+    if isinstance(dims, _Held):
+        return _held(dims, mode, unknown)
     if isinstance(v, torch.Tensor):
         if isinstance(dims, set) and mode.shape_env is not None:
             shape = []
@@ -234,6 +237,8 @@ def _abstract(v: Any, mode: Any, unknown: type, dims: Any = None) -> Any:
             return torch.empty(shape, dtype=v.dtype)
         if v.__class__.__name__ == "FakeTensor":
             return v
+        with unset_fake_temporarily():
+            v = v.detach()  # (from_tensor warns on reading a non-leaf's .grad)
         return mode.from_tensor(v, static_shapes=True)
     if isinstance(v, (bool, int, float)):
         return unknown(type_of_value(v))
@@ -327,12 +332,98 @@ def type_region(op: d.PyRegionOp, model: nn.Module, mode: Any, args: list[Any],
             except Exception:  # noqa: BLE001 (other values it refuses: the first run's sizes)
                 again = values
             varying = [_varying_dims(v, w) for v, w in zip(values, again)]
+        varying = [_held_where(v, dims, grown) for v, dims, grown in zip(values, varying, _loop_grown(op))]
         if d.READS_STATE_ATTR in op.attributes:
             # It reads state forward writes after it (a KV cache grown on each call): one
             # call's sizes say nothing of the next's, so each tensor's are known at run time.
             varying = [_every_dim(v) for v in values]
     with mode:
         return [_abstract(v, mode, unknown, dims) for v, dims in zip(values, varying)]
+
+
+class _Held:
+    """A tuple or list whose length depends on the data (a loop that appends until a
+    condition holds): typed as a held list of its elements, seen in `samples`."""
+
+    def __init__(self, *samples: Any):
+        self.samples = samples
+
+
+def _is_sequence(v: Any) -> bool:
+    return isinstance(v, (tuple, list)) and not isinstance(v, torch.Size) and not hasattr(v, "_fields")
+
+
+def _held_where(v: Any, dims: Any, grown: Any) -> Any:
+    """`dims` with a sequence the region grows in a loop that can stop early marked
+    held, even where both compile-time runs happened to give one length."""
+    if grown is True and _is_sequence(v) and not isinstance(dims, _Held):
+        return _Held(v)
+    if isinstance(grown, list) and _is_sequence(v) and len(grown) == len(v) and not isinstance(dims, _Held):
+        each = dims if isinstance(dims, list) else [None] * len(v)
+        return [_held_where(x, k, g) for x, k, g in zip(v, each, grown)]
+    return dims
+
+
+def _loop_grown(op: d.PyRegionOp) -> list[Any]:
+    """For each value the region gives, where it returns a name its code grows
+    (`+=`, `append`, `extend`, `x = x + ...`) inside a `while` loop or a `for` loop
+    that can stop early: True for such a name, a list for a tuple display, else None."""
+    fn = ast.parse(op.code.data).body[0]
+    grown: set[str] = set()
+    for loop in ast.walk(fn):
+        if not (isinstance(loop, ast.While) or isinstance(loop, ast.For) and any(
+                isinstance(n, (ast.Break, ast.Return, ast.Raise)) for n in ast.walk(loop))):
+            continue
+        for n in ast.walk(loop):
+            if isinstance(n, ast.AugAssign) and isinstance(n.target, ast.Name):
+                grown.add(n.target.id)
+            elif isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and \
+                    n.func.attr in ("append", "extend", "insert") and isinstance(n.func.value, ast.Name):
+                grown.add(n.func.value.id)
+            elif isinstance(n, ast.Assign):
+                read = {x.id for x in ast.walk(n.value) if isinstance(x, ast.Name)}
+                grown.update(t.id for t in n.targets if isinstance(t, ast.Name) and t.id in read)
+
+    def marks(e: ast.expr | None) -> Any:
+        if isinstance(e, ast.Name):
+            return True if e.id in grown else None
+        if isinstance(e, (ast.Tuple, ast.List)):
+            return [marks(x) for x in e.elts]
+        return None
+
+    def merged(a: Any, b: Any) -> Any:
+        if isinstance(a, list) and isinstance(b, list) and len(a) == len(b):
+            return [merged(x, y) for x, y in zip(a, b)]
+        return a if a is not None else b
+
+    out: Any = None
+    for n in ast.walk(fn):
+        if isinstance(n, ast.Return):
+            out = merged(out, marks(n.value))
+    if op.tail is not None:
+        return [out]
+    n = len(op.res)
+    return out if isinstance(out, list) and len(out) == n else [None] * n
+
+
+def _held(held: _Held, mode: Any, unknown: type) -> Any:
+    """The held list for a data-length sequence: its elements must be tensors of one
+    dtype and rank (the sizes that differ among them dynamic), or numbers of one type."""
+    from dycl.held_lists import HeldList
+
+    items = [x for s in held.samples for x in s]
+    is_tuple = all(type(s) is tuple for s in held.samples)
+    if not items:
+        return HeldList(None, is_tuple)
+    first = items[0]
+    if all(isinstance(x, torch.Tensor) for x in items) and \
+            len({(x.dtype, x.dim()) for x in items}) == 1:
+        dims = {k for k in range(first.dim()) if len({x.shape[k] for x in items}) > 1}
+        return HeldList(_abstract(first, mode, unknown, dims or None), is_tuple)
+    if all(type(x) is type(first) for x in items) and type(first) in (bool, int, float):
+        return HeldList(unknown(type_of_value(first)), is_tuple)
+    raise TypeError("it returns a sequence whose length depends on the data, of elements of different "
+                    "kinds (not tensors of one dtype and rank, nor numbers of one type)")
 
 
 def _holds_state(v: Any) -> bool:
@@ -355,6 +446,8 @@ def _varying_dims(a: Any, b: Any) -> Any:
     if isinstance(a, torch.Tensor) and isinstance(b, torch.Tensor):
         return {k for k, (m, n) in enumerate(zip(a.shape, b.shape)) if m != n} or None \
             if a.dim() == b.dim() else None
+    if _is_sequence(a) and _is_sequence(b) and len(a) != len(b):
+        return _Held(a, b)
     if isinstance(a, (tuple, list)) and isinstance(b, (tuple, list)) and len(a) == len(b) and \
             not isinstance(a, torch.Size):
         return [_varying_dims(x, y) for x, y in zip(a, b)]

@@ -504,7 +504,7 @@ class _Inferrer:
             for i, (a, b) in enumerate(zip(carried, vals)):
                 ta, tb = _type_of(a), _type_of(b)
                 if ta != tb:
-                    widened = _widened(ta, tb)
+                    widened = _widened(ta, tb) or self._grown_tuple(a, b)
                     if widened is not None:
                         # A tensor that grows (`ids = torch.cat([ids, nxt], 1)`): carried with
                         # a dynamic size, and the loop typed again from its start.
@@ -538,14 +538,40 @@ class _Inferrer:
                 and type_of_value(v) != a.type and DYNAMIC_INDEX in a.type.get_shape() else
                 self._declared_list(a.type, v) for a, v in zip(args, inits)]
 
+    def _grown_tuple(self, a: Any, b: Any) -> Attribute | None:
+        """A tuple the loop grows (`scores += (s,)` until a condition holds): carried
+        as a held list of its elements, whose number only the run time knows."""
+        if not (type(a) in (tuple, HeldList) and type(b) in (tuple, HeldList) and HeldList in (type(a), type(b))
+                or type(a) is tuple and type(b) is tuple and len(a) != len(b)):
+            return None
+        try:
+            held = self._held_tuple(a, b)
+        except TypeError:
+            return None
+        return d.ListType(element_type(held.element, _type_of))
+
+    def _held_tuple(self, *values: Any) -> HeldList:
+        held = HeldList(None, is_tuple=True)
+        for v in values:
+            for x in ([] if v.element is None else [v.element]) if isinstance(v, HeldList) else v:
+                if not isinstance(x, (torch.Tensor, Unknown)):
+                    raise TypeError("not a tensor")
+                held = appended(held, x, _type_of, self.empty)
+        return held
+
     def _declared_list(self, t: Attribute, v: Any) -> Any:
         """A held list entering a loop whose argument names its element type (found
         on an earlier run over the body): it stands for elements of that type."""
+        if isinstance(t, d.ListType) and type(v) is tuple:
+            try:
+                v = self._held_tuple(v)  # (see _grown_tuple)
+            except TypeError:
+                return v
         if not (isinstance(v, HeldList) and isinstance(t, d.ListType) and t.element != d.ANY
                 and _type_of(v) != t):
             return v
         e = t.element
-        return HeldList(self.empty(e) if isinstance(e, TensorType) else Unknown(e))
+        return HeldList(self.empty(e) if isinstance(e, TensorType) else Unknown(e), v.is_tuple)
 
     def constant_value(self, op: d.ConstantOp) -> Any:
         v = op.value
@@ -755,7 +781,8 @@ def _as_python_list(v: Any) -> Any:
     element = v.element
     if isinstance(element, Unknown):
         element = _stand_ins(element)[0]
-    return [] if element is None else [element, element]
+    items = [] if element is None else [element, element]
+    return tuple(items) if v.is_tuple else items
 
 
 def _widened(a: Attribute, b: Attribute) -> Attribute | None:

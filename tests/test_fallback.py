@@ -728,6 +728,54 @@ def test_a_region_result_that_grows_with_an_object_it_updates():
         assert got[1] == want[1] and torch.allclose(got[0], want[0]), scale
 
 
+
+class GenerateUntilRepeat(torch.nn.Module):
+    """A `generate` helper whose loop runs as Python (it tests `tok.item() in seen`,
+    a set only Python has) and returns the step scores as a tuple; forward stacks
+    them in compiled code. The tuple's length is the number of steps."""
+
+    def __init__(self):
+        super().__init__()
+        self.emb = torch.nn.Embedding(10, 8)
+        self.rnn = torch.nn.GRUCell(8, 8)
+        self.out = torch.nn.Linear(8, 10)
+
+    def generate(self, h):
+        tok = torch.zeros(h.shape[0], dtype=torch.long)
+        scores_all = ()
+        seen = {0}
+        while len(scores_all) < 8:
+            h = self.rnn(self.emb(tok), h)
+            scores = self.out(h)
+            scores_all += (scores,)
+            tok = scores.argmax(-1)
+            if tok.item() in seen:
+                break
+            seen.add(tok.item())
+        return scores_all, tok
+
+    def forward(self, h):
+        scores_all, tok = self.generate(h)
+        return torch.stack(scores_all, 1).softmax(-1) * 2, tok + 1, len(scores_all)
+
+
+def test_a_region_returning_a_tuple_as_long_as_its_loop_ran():
+    """The region was typed as returning a tuple of the length its compile-time run
+    gave, and every call whose loop ran another number of steps raised "returned a
+    tuple whose length differs". Such a tuple is now held as a run-time list: the
+    code after the region stays compiled (torch.stack on the host, a `?` dimension)."""
+    torch.manual_seed(0)
+    model = GenerateUntilRepeat().eval()
+    cm = dycl.compile(model, [torch.randn(1, 8)], backend="torch")
+    assert [f["construct"] for f in cm.fallbacks] != ["forward"], cm.report.fallback_attempts
+    lengths = set()
+    for k in range(16):
+        x = torch.randn(1, 8, generator=torch.Generator().manual_seed(k)) * 3
+        want, got = model(x), cm(x)
+        lengths.add(want[2])
+        assert got[2] == want[2] and torch.equal(got[1], want[1]) and torch.allclose(got[0], want[0]), k
+    assert len(lengths) > 2, lengths
+
 class NumpyTestedBlocks(torch.nn.Module):
     """BlockDrop's host test `if (action > 0.5).data.cpu().numpy().any():` per block."""
 

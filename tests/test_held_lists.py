@@ -59,7 +59,7 @@ def test_held_list_loop_matches_eager(name):
 
 @pytest.mark.slow
 @pytest.mark.parametrize("backend", ["onnxruntime", "tvm"])
-@pytest.mark.parametrize("name", ["greedy_token_ids", "stacked_step_logits"])
+@pytest.mark.parametrize("name", ["greedy_token_ids", "stacked_step_logits", "scores_grown_as_a_tuple"])
 def test_held_list_loop_on_a_compiler(name, backend):
     cm = check(name, backend)
     assert {s["backend"] for s in cm.subgraphs.values()} <= {backend, "torch"}, cm.subgraphs

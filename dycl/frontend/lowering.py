@@ -236,6 +236,13 @@ LAYOUT_ATTR = "dycl.layout_sensitive"
 MUTATES_ARGUMENTS_ATTR = "dycl.mutates_arguments"
 
 
+def _as_seq(v: Value, other: Value) -> Value:
+    """A constant tuple (list) as the sequence of its items, beside a SeqVal of its kind."""
+    if isinstance(v, Static) and isinstance(other, SeqVal) and type(v.value) is (list if other.is_list else tuple):
+        return SeqVal([Static(x) for x in v.value], other.is_list)
+    return v
+
+
 class Lowerer(LoopLowering, RegionLowering, ContainerLowering, FunctionLowering, TryLowering, StateLowering):
     """Lowers one model: `lower()` returns a module with `func.func @forward`.
 
@@ -1167,6 +1174,8 @@ class Lowerer(LoopLowering, RegionLowering, ContainerLowering, FunctionLowering,
                 if isinstance(owner, ModuleRef) and (state := self.read_state(owner, attr, scope)) is not None:
                     return state
                 return self._attribute(owner, attr, e)
+            case ast.Tuple(elts=elts) | ast.List(elts=elts) if any(isinstance(x, ast.Starred) for x in elts):
+                return self._starred_display(e, scope)
             case ast.Tuple(elts=elts):
                 items = [self.expr(x, scope) for x in elts]
                 if all(isinstance(x, Static) for x in items):
@@ -1394,6 +1403,9 @@ class Lowerer(LoopLowering, RegionLowering, ContainerLowering, FunctionLowering,
                 return Static(fn(a.value, b.value))
             except Exception as ex:
                 raise self.error(node, f"constant expression fails: {ex}") from None
+        if name == "add" and SeqVal in (type(a), type(b)):
+            # `outs = () ; outs = outs + (x,)`: a constant tuple (list) and one of run-time items
+            a, b = (_as_seq(v, b if v is a else a) for v in (a, b))
         if isinstance(a, SeqVal) and isinstance(b, SeqVal) and name == "add":
             return SeqVal(a.items + b.items, a.is_list)
         if name == "mul" and isinstance(a, SeqVal) and isinstance(b, Static) and isinstance(b.value, int):
@@ -1703,6 +1715,38 @@ class Lowerer(LoopLowering, RegionLowering, ContainerLowering, FunctionLowering,
         finally:
             self._caller_scopes.pop()
             self._caller_if_depths.pop()
+
+    def _starred_display(self, e: ast.Tuple | ast.List, scope: _Scope) -> Value:
+        """`(*xs, y)`, `[*a, *b]`: the elements of what is known at compile time, and
+        `+` of the pieces where a starred value is known only at run time (a tuple a
+        loop grows): `tuple(xs) + (y,)`."""
+        is_list = isinstance(e, ast.List)
+        pieces: list[Value] = []
+        items: list[Value] = []
+        for x in e.elts:
+            if not isinstance(x, ast.Starred):
+                items.append(self.expr(x, scope))
+                continue
+            value = self.expr(x.value, scope)
+            known = self.iter_items(value, x)
+            if known is not None:
+                items.extend(known)
+                continue
+            if items:
+                pieces.append(SeqVal(items, is_list=is_list))
+                items = []
+            kind = list if is_list else tuple
+            pieces.append(self.call_value(GlobalRef(f"builtins.{kind.__name__}", kind), [value], {}, x, scope))
+        if not pieces:
+            if not is_list and all(isinstance(x, Static) for x in items):
+                return Static(tuple(x.value for x in items))  # type: ignore[union-attr]
+            return SeqVal(items, is_list=is_list)
+        if items:
+            pieces.append(SeqVal(items, is_list=is_list))
+        out = pieces[0]
+        for piece in pieces[1:]:
+            out = self._binop(ast.Add(), out, piece, e)
+        return out
 
     def _dispatch_call(self, e: ast.Call, scope: _Scope) -> Value:
         if is_super_init(e) and self.fn is not None and self.fn.tree is not None:

@@ -1058,6 +1058,56 @@ CASES["hf_style_outputs"] = (HFStyleOutputs, sign_inputs() + [  # the three path
     (torch.tensor([[0.98, -4.33, -4.15, -2.40]]),)])
 
 
+class SeenTokensSet(nn.Module):
+    """Tokens seen so far kept in a Python set: `seen.add(t)` in a compiled loop is
+    an update, never dropped as unused (a tensor's `add` is pure; a set's is not),
+    and `t in seen` decides the exit."""
+
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(4, 4)
+
+    def forward(self, x):
+        seen = set()
+        outs = []
+        for _ in range(5):
+            x = self.fc(x).tanh() * 3
+            t = int(x.argmax())
+            if t in seen:
+                break
+            seen.add(t)
+            outs.append(x)
+        return torch.cat(outs), len(seen), sorted(seen)
+
+
+CASES["seen_tokens_set"] = (SeenTokensSet, [(torch.randn(1, 4, generator=torch.Generator().manual_seed(k)) * 2,)
+                                            for k in range(8)])
+
+
+class StarredDisplays(nn.Module):
+    """`(*xs, y)`, `[*a, *b]`, `(*x.shape[:-1], 2, 2)`: starred items in tuple and list
+    displays, of compile-time sequences and of a tensor's rows."""
+
+    def __init__(self):
+        super().__init__()
+        self.layers = nn.ModuleList([nn.Linear(4, 4) for _ in range(2)])
+
+    def forward(self, x):
+        outs = ()
+        for layer in self.layers:
+            x = layer(x)
+            outs = (*outs, x)
+        both = [*outs, *[x * 2]]
+        shape = (*x.shape[:-1], 2, 2)
+        rows = (*x.reshape(2, 2), x.sum())
+        if x.sum() > 0:
+            both = [*both, -x]
+        return torch.cat(both), x.reshape(shape), rows[0] + rows[1] * rows[2], len(both)
+
+
+CASES["starred_displays"] = (StarredDisplays, sign_inputs())
+
+
 def check_matches_eager(name: str, **compile_options) -> None:
     """Compile case `name` and compare it with eager on all its inputs (type and values)."""
     import dycl

@@ -199,6 +199,53 @@ class ComprehensionsOverHeldLists(nn.Module):
         return ids, big, sum(t.item() for t in toks), row, any(t > 2 for t in toks)
 
 
+class ScoresGrownAsATuple(nn.Module):
+    """transformers' `generate` style: each step's scores added to a tuple
+    (`scores += (logits,)`) while any sequence is unfinished, the unfinished flags
+    updated in the loop and checked in a helper; the tuple is returned as eager
+    returns it (a tuple of tensors, as long as the loop ran) and stacked."""
+
+    def __init__(self, vocab=6, hidden=8):
+        super().__init__()
+        self.embedding = nn.Embedding(vocab, hidden)
+        self.cell = nn.GRUCell(hidden, hidden)
+        self.head = nn.Linear(hidden, vocab)
+
+    def _has_unfinished(self, unfinished):
+        return bool(unfinished.max() != 0)
+
+    def forward(self, h):
+        tok = torch.zeros(h.shape[0], dtype=torch.long)
+        unfinished = torch.ones(h.shape[0], dtype=torch.long)
+        scores = ()
+        while self._has_unfinished(unfinished):
+            h = self.cell(self.embedding(tok), h)
+            logits = self.head(h)
+            scores += (logits,)
+            tok = logits.argmax(-1) * unfinished + EOS * (1 - unfinished)
+            unfinished = unfinished & (tok != EOS).long() & (len(scores) < 9)
+        return scores, torch.stack(scores, 1).log_softmax(-1), len(scores)
+
+
+class TupleRebuiltEachStep(nn.Module):
+    """A tuple grown by rebinding (`outs = outs + (y,)`, `(*outs, y)`) in a loop
+    that stops on the data (or never starts), its last element, its truth and a slice
+    read after."""
+
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(4, 4)
+
+    def forward(self, x):
+        outs = ()
+        firsts = (x[:, 0],)
+        while x.abs().sum() < 20 and len(outs) < 10:
+            x = self.fc(x).tanh() * 2 + x
+            outs = outs + (x,)
+            firsts = (*firsts, x[:, 0])
+        return (outs[-1] * 2 if outs else -x), torch.cat(outs[1:] + (x,), 0), torch.stack(firsts, 1)
+
+
 def _states(n=6, seed=0):
     g = torch.Generator().manual_seed(seed)
     return [(torch.randn(1, 16, generator=g) * 3,) for _ in range(n)]
@@ -220,6 +267,9 @@ CASES = {
     "list_of_ids_returned": (ListOfIdsReturned, [(torch.randn(1, 8, generator=torch.Generator().manual_seed(k)),)
                                                  for k in range(6)] + [(torch.zeros(1, 8),)]),
     "append_over_runtime_range": (AppendOverRuntimeRange, _rows() + [(torch.zeros(1, 4),)]),
+    "scores_grown_as_a_tuple": (ScoresGrownAsATuple, [(torch.randn(2, 8, generator=torch.Generator().manual_seed(k)) * 2,)
+                                                      for k in range(8)]),
+    "tuple_rebuilt_each_step": (TupleRebuiltEachStep, _rows() + [(torch.full((1, 4), 6.0),)]),
     "iterate_the_decoded_list": (IterateTheDecodedList, _rows() + [(torch.full((1, 4), 6.0),)]),
 }
 
