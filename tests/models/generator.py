@@ -5,8 +5,8 @@
 if/elif/else on tensor predicates, conditional expressions, `and`/`or`/`not`,
 early `return` in branches and loops, `break`/`continue` in `for` loops over
 `range(k)` and over an `nn.ModuleList`, data-dependent `while` loops bounded by a
-counter and a `# dycl: max_iterations` comment) with a small set of tensor ops, plus an
-inlined helper `self._f(x, i)`. Every tensor is (1, 4) float32; every loop has
+counter and a `# dycl: max_iterations` comment, growing a list or a tuple) with a
+small set of tensor ops, plus an inlined helper `self._f(x, i)`. Every tensor is (1, 4) float32; every loop has
 a constant trip count; every name is assigned on every path before it is read,
 so each program is valid, well-typed Python that always terminates.
 
@@ -594,10 +594,17 @@ class _Builder:
         tail: list[str] = []
         if self.chance(40):
             # A list the loop appends to (a decoder's outputs): its length is the trip count's.
-            self.features.add("held_list")
             acc, v = f"acc{counter}", self.var(ctx)
-            head.insert(0, f"{ind}{acc} = []")
-            body = body + [f"{ind}    {acc}.append({self.var(inner)} * {self.pick(MUL_CONSTS)})"]
+            item = f"{self.var(inner)} * {self.pick(MUL_CONSTS)}"
+            if self.chance(50):
+                self.features.add("held_list")
+                head.insert(0, f"{ind}{acc} = []")
+                body = body + [f"{ind}    {acc}.append({item})"]
+            else:  # a tuple grown as transformers' generate grows its scores
+                self.features.add("held_tuple")
+                head.insert(0, f"{ind}{acc} = ()")
+                grow = self.pick((f"{acc} += ({item},)", f"{acc} = ({'*'}{acc}, {item})", f"{acc} = {acc} + ({item},)"))
+                body = body + [f"{ind}    {grow}"]
             tail = [f"{ind}if {acc}:", f"{ind}    {v} = {v} + torch.stack({acc}).mean(0) * len({acc})"]
             if self.chance(50):
                 tail.append(f"{ind}{v} = {v} - {acc}[-1] if len({acc}) > 1 else {v}")
