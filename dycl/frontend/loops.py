@@ -504,7 +504,7 @@ class LoopLowering:
             scope.env[n] = res
         # Names first assigned in the body are unbound if it never runs: reading one
         # after the loop is an error there (a later assignment makes it fine again).
-        from dycl.frontend.lowering import _assigned_names
+        from dycl.frontend.scopes import _assigned_names
 
         for n in _assigned_names(s.body) - set(carried):
             scope.env[n] = PathDependent(
@@ -523,7 +523,7 @@ class LoopLowering:
     # ------------------------------------------------------------- helpers
 
     def _carried(self: Lowerer, body: list[ast.stmt], scope: _Scope, extra: set[str]) -> list[str]:
-        from dycl.frontend.lowering import _assigned_names
+        from dycl.frontend.scopes import _assigned_names
 
         # A name that may be unbound or names different modules is a fresh local of the body.
         names = sorted(n for n in _assigned_names(body) | extra
@@ -539,7 +539,7 @@ class LoopLowering:
         by the host from here on: their length is the trip count's. A list another
         name or container also holds, or the caller's, stays a compile-time list.
         Whether any list is held now that was not."""
-        from dycl.frontend.lowering import _assigned_names
+        from dycl.frontend.scopes import _assigned_names
 
         held_any = False
         updated = _updated_in_place(body)
@@ -628,13 +628,13 @@ class LoopLowering:
 
     def _escaping(self: Lowerer, body: list[ast.stmt], scope: _Scope, allowed: set[str]) -> bool:
         """A name first assigned in the loop body is read after the loop."""
-        from dycl.frontend.lowering import _assigned_names
+        from dycl.frontend.scopes import _assigned_names
 
         new = _assigned_names(body) - set(scope.env) - allowed
         return bool(new & self.names_read_after(body))
 
     def _loop_scope(self: Lowerer, scope: _Scope, carried: list[str], args: Any) -> _Scope:
-        from dycl.frontend.lowering import _Scope
+        from dycl.frontend.scopes import _Scope
 
         sub = _Scope(env=copy_env(scope.env))
         for n, a in zip(carried, args):

@@ -522,7 +522,7 @@ class RegionLowering:
             return
         if not fdef.args.args:
             return
-        from dycl.frontend.lowering import _Scope
+        from dycl.frontend.scopes import _Scope
 
         inner = _Scope(env={fdef.args.args[0].arg: ModuleRef("", owner)})
         self.note_attribute_writes(fdef.body, inner, depth + 1)

@@ -1,0 +1,716 @@
+"""Expressions: names, attributes, constants and the static evaluation of Python
+on compile-time values (arithmetic, comparisons, `and`/`or`, indexing, f-strings);
+what depends on tensor values becomes IR (`dycl.call_function "_operator.add"`,
+`dycl.to_bool`, `dycl.get_item`)."""
+
+from __future__ import annotations
+
+import ast
+import builtins
+import enum
+import inspect
+import math
+import operator
+import re
+import textwrap
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+import torch
+from torch import nn
+from xdsl.dialects import arith
+from xdsl.dialects.builtin import NoneAttr, TensorType, i1, i64
+from xdsl.ir import SSAValue
+
+from dycl.dialects import dycl as d
+from dycl.frontend.loops import NeedsStatic, _Injected
+from dycl.types import dtype_of, tensor_type_of
+from dycl.frontend.values import (
+    DictVal,
+    ExceptionVal,
+    NamedSeq,
+    ObjectVal,
+    GlobalRef,
+    ObjectRef,
+    StaticObject,
+    IndexedModule,
+    MethodRef,
+    ModuleRef,
+    PathDependent,
+    SeqVal,
+    Static,
+    SuperRef,
+    Value,
+    copy_env,
+    qualname_of,
+    resolve_qualname,
+)
+from dycl.frontend.scopes import _Scope
+
+if TYPE_CHECKING:
+    from dycl.frontend.lowering import Lowerer
+
+
+BINOPS: dict[type[ast.operator], tuple[str, Callable[[Any, Any], Any]]] = {
+    ast.Add: ("add", operator.add),
+    ast.Sub: ("sub", operator.sub),
+    ast.Mult: ("mul", operator.mul),
+    ast.Div: ("truediv", operator.truediv),
+    ast.FloorDiv: ("floordiv", operator.floordiv),
+    ast.Mod: ("mod", operator.mod),
+    ast.Pow: ("pow", operator.pow),
+    ast.MatMult: ("matmul", operator.matmul),
+    ast.BitAnd: ("and_", operator.and_),
+    ast.BitOr: ("or_", operator.or_),
+    ast.BitXor: ("xor", operator.xor),
+    ast.LShift: ("lshift", operator.lshift),
+    ast.RShift: ("rshift", operator.rshift),
+}
+
+
+CMPOPS: dict[type[ast.cmpop], tuple[str, Callable[[Any, Any], Any]]] = {
+    ast.Gt: ("gt", operator.gt),
+    ast.GtE: ("ge", operator.ge),
+    ast.Lt: ("lt", operator.lt),
+    ast.LtE: ("le", operator.le),
+    ast.Eq: ("eq", operator.eq),
+    ast.NotEq: ("ne", operator.ne),
+}
+
+
+STATIC_OK_CMPOPS = {ast.Is: operator.is_, ast.IsNot: operator.is_not, ast.In: lambda a, b: a in b, ast.NotIn: lambda a, b: a not in b}
+
+
+UNSUPPORTED_EXPRS: dict[type[ast.expr], str] = {
+    ast.Yield: "yield (generator)",
+    ast.YieldFrom: "yield from (generator)",
+    ast.Await: "await",
+    ast.SetComp: "set comprehension",
+    ast.Set: "set literal",
+    ast.NamedExpr: "assignment expression (:=)",
+    ast.Starred: "starred expression outside a call",
+}
+
+
+_MISSING = object()
+
+
+def _as_seq(v: Value, other: Value) -> Value:
+    """A constant tuple (list) as the sequence of its items, beside a SeqVal of its kind."""
+    if isinstance(v, Static) and isinstance(other, SeqVal) and type(v.value) is (list if other.is_list else tuple):
+        return SeqVal([Static(x) for x in v.value], other.is_list)
+    return v
+
+
+def _writes_state(function: Any) -> bool:
+    """A property getter that assigns to attributes or items, or rebinds globals:
+    each read changes state, so it is compiled as the call it is rather than read
+    once at compile time (a counter advanced by the compile and by the live guard)."""
+    try:
+        tree = ast.parse(textwrap.dedent(inspect.getsource(function)))
+    except (OSError, TypeError, SyntaxError):
+        return False
+    for n in ast.walk(tree):
+        targets = n.targets if isinstance(n, ast.Assign) else [n.target] if isinstance(
+            n, (ast.AugAssign, ast.AnnAssign)) else []
+        if isinstance(n, (ast.Global, ast.Nonlocal)) or any(
+                isinstance(t, (ast.Attribute, ast.Subscript)) for t in targets):
+            return True
+    return False
+
+
+def _many_elements(v: SSAValue) -> bool:
+    t = v.type
+    if not isinstance(t, TensorType):
+        return False
+    shape = t.get_shape()
+    return all(n >= 0 for n in shape) and math.prod(shape) != 1
+
+
+def _simple(x: Any, depth: int = 0) -> bool:
+    """A constant, or a list/tuple/dict of constants: folded at compile time."""
+    if x is None or isinstance(x, (bool, int, float, str, torch.dtype, enum.Enum)):
+        return True
+    if depth > 3:
+        return False
+    if isinstance(x, (list, tuple)):
+        return all(_simple(e, depth + 1) for e in x)
+    if type(x) is dict:
+        return all(_simple(k, depth + 1) and _simple(v, depth + 1) for k, v in x.items())
+    return False
+
+
+def _readable(expr: str) -> str:
+    """`__dycl_root.get_submodule('enc').config` -> `enc.config`."""
+    expr = re.sub(r"__dycl_root\.get_submodule\('([^']*)'\)", r"\1", expr)
+    return expr.removeprefix("__dycl_root.").removeprefix("__dycl_root")
+
+
+class ExpressionLowering:
+    """Mixin of Lowerer: expressions."""
+
+    def expr(self: Lowerer, e: ast.expr, scope: _Scope) -> Value:
+        if type(e) in UNSUPPORTED_EXPRS:
+            raise self.unsupported(e, UNSUPPORTED_EXPRS[type(e)])
+        match e:
+            case _Injected():
+                return e.value
+            case ast.Constant(value=value):
+                return Static(value)
+            case ast.Name(id=name):
+                return self._name(name, e, scope)
+            case ast.Attribute(value=base, attr=attr):
+                owner = self.expr(base, scope)
+                if isinstance(owner, ModuleRef) and (state := self.read_state(owner, attr, scope)) is not None:
+                    return state
+                return self._attribute(owner, attr, e)
+            case ast.Tuple(elts=elts) | ast.List(elts=elts) if any(isinstance(x, ast.Starred) for x in elts):
+                return self._starred_display(e, scope)
+            case ast.Tuple(elts=elts):
+                items = [self.expr(x, scope) for x in elts]
+                if all(isinstance(x, Static) for x in items):
+                    return Static(tuple(x.value for x in items))  # type: ignore[union-attr]
+                return SeqVal(items)
+            case ast.List(elts=elts):
+                return SeqVal([self.expr(x, scope) for x in elts], is_list=True)
+            case ast.Dict(keys=keys, values=values):
+                out = DictVal()
+                for k, v in zip(keys, values):
+                    if k is None:  # {**other}
+                        other = self.expr(v, scope)
+                        for kk, vv in self._dict_items(other, v):
+                            out.set(kk, vv)
+                        continue
+                    key = self.expr(k, scope)
+                    if not isinstance(key, Static):
+                        raise self.unsupported(k, "dict key computed at run time")
+                    out.set(key.value, self.expr(v, scope))
+                return out
+            case ast.ListComp() | ast.GeneratorExp() | ast.DictComp():
+                return self._comprehension(e, scope)
+            case ast.Lambda(args=args, body=body):
+                return self._closure(e, args, [], scope)
+            case ast.JoinedStr():
+                return self._fstring(e, scope)
+            case ast.BinOp(left=left, op=op, right=right):
+                return self._binop(op, self.expr(left, scope), self.expr(right, scope), e)
+            case ast.UnaryOp(op=op, operand=operand):
+                return self._unary(op, operand, scope, e)
+            case ast.Compare():
+                return self._compare(e, scope)
+            case ast.BoolOp():
+                return self._boolop_value(e, scope)
+            case ast.IfExp(test=test, body=body, orelse=orelse):
+                return self._ifexp(test, body, orelse, scope, e)
+            case ast.Call():
+                return self._call(e, scope)
+            case ast.Subscript(value=value, slice=index):
+                return self._subscript(self.expr(value, scope), self._index(index, scope), e)
+            case ast.Slice():
+                return self._index(e, scope)
+            case _:
+                raise self.unsupported(e, type(e).__name__)
+
+    def _fstring(self: Lowerer, e: ast.JoinedStr, scope: _Scope) -> Value:
+        """An f-string over compile-time values (e.g. building a submodule name)."""
+        parts: list[str] = []
+        for v in e.values:
+            if isinstance(v, ast.Constant):
+                parts.append(str(v.value))
+                continue
+            assert isinstance(v, ast.FormattedValue)
+            x = self.expr(v.value, scope)
+            if not isinstance(x, Static):
+                if self.loop_depth:
+                    raise NeedsStatic
+                raise self.unsupported(e, "f-string over a run-time value")
+            spec = self.expr(v.format_spec, scope) if v.format_spec is not None else Static("")
+            conv = {115: str, 114: repr, 97: ascii}.get(v.conversion, lambda y: y)
+            parts.append(format(conv(x.value), spec.value))  # type: ignore[union-attr]
+        return Static("".join(parts))
+
+    def _name(self: Lowerer, name: str, node: ast.AST, scope: _Scope) -> Value:
+        assert self.fn is not None
+        if name in self.fn.declared_global:
+            raise self.unsupported(node, f"the global variable '{name}', which forward changes")
+        if name in scope.env:
+            v = scope.env[name]
+            if isinstance(v, PathDependent):
+                raise self.error(node, v.message or f"'{name}' names different modules depending on a run-time condition")
+            return v
+        obj = self.global_object(name, _MISSING)
+        if obj is _MISSING:
+            raise self.error(node, f"name '{name}' is not defined here (assigned only on some paths, or unknown)")
+        if name not in self.fn.closure and self.fn.globals.get(name, _MISSING) is obj:
+            self.folded_reads.setdefault((id(self.fn.globals), name), (self.fn.globals, name, "global"))
+        return self._global(obj, name, node)
+
+    def global_object(self: Lowerer, name: str, default: Any = None) -> Any:
+        """What a name that is not a local means in the current function: a variable
+        of the enclosing function (a class made in a factory), a global, a builtin."""
+        assert self.fn is not None
+        for space in (self.fn.closure, self.fn.globals, vars(builtins)):
+            if name in space:
+                return space[name]
+        return default
+
+    def _fold_read(self: Lowerer, obj: Any, attr: str, node: ast.AST) -> None:
+        """Record a compile-time read of `obj.attr`; an attribute forward changes at
+        run time cannot be read so. A class attribute read through an instance is
+        keyed by its class too, so `type(self).calls += 1` makes `self.calls` state."""
+        keys = [(id(obj), attr)]
+        if inspect.isclass(obj) or attr not in getattr(obj, "__dict__", {}):
+            owner = next((c for c in (obj if inspect.isclass(obj) else type(obj)).__mro__ if attr in vars(c)), None)
+            if owner is not None and owner is not obj:
+                keys.append((id(owner), attr))
+        if any(k in self.dirty_attrs for k in keys):
+            err = self.unsupported(node, f"a read of '{attr}', which forward changes at run time (state)")
+            err.reads_state = True  # type: ignore[attr-defined]  (the region's tensor sizes may change per call)
+            raise err
+        for k in keys:
+            self.folded_attrs.setdefault(k, str(self._loc(node)))
+        self.folded_reads.setdefault((id(obj), attr), (obj, attr, "attr"))
+
+    def _global(self: Lowerer, obj: Any, name: str, node: ast.AST) -> Value:
+        if isinstance(obj, (bool, int, float, str, type(None), tuple, torch.dtype)):
+            return Static(obj)
+        if isinstance(obj, (list, dict, set)):
+            raise self.unsupported(node, f"closure over the mutable global '{name}'")
+        if isinstance(obj, nn.Module):
+            raise self.unsupported(node, f"module '{name}' held in a global (make it a submodule)")
+        q = qualname_of(obj)
+        if q is None:
+            raise self.error(node, f"cannot resolve the global '{name}' to an importable name")
+        return GlobalRef(q, obj)
+
+    def _note_folded(self: Lowerer, name: str, node: ast.AST) -> None:
+        """A model attribute read at compile time (recorded in the manifest)."""
+        if name not in self.folded_names:
+            loc = self._loc(node)
+            self.folded_names[name] = f"{loc.file.rsplit('/', 1)[-1]}:{loc.line}:{loc.col}"
+
+    def _attribute(self: Lowerer, base: Value, attr: str, node: ast.AST) -> Value:
+        if isinstance(base, SuperRef):
+            return MethodRef(base, attr)
+        if isinstance(base, ModuleRef):
+            m = base.module
+            if attr in m._modules:
+                return base.child(attr)
+            if attr in m._parameters or attr in m._buffers:
+                t = getattr(m, attr)
+                if t is None:
+                    return Static(None)
+                path = f"{base.path}.{attr}" if base.path else attr
+                return self.emit(d.ParamOp(path, tensor_type_of(t)), node).results[0]
+            static = inspect.getattr_static(m, attr, None)
+            if isinstance(static, property) and static.fget is not None and _writes_state(static.fget):
+                return self._inline(static.fget, base, [], {}, node)  # runs where forward reads it
+            if hasattr(type(m), attr) and callable(getattr(type(m), attr)) and not isinstance(static, property) \
+                    and attr not in m.__dict__:  # (an instance attribute shadows the class's method)
+                return MethodRef(base, attr)
+            self._fold_read(m, attr, node)
+            try:
+                val = getattr(m, attr)
+            except AttributeError:
+                raise self.error(node, f"module '{base.path or 'self'}' ({type(m).__name__}) has no attribute '{attr}'") from None
+            if isinstance(val, torch.Tensor):
+                raise self.error(node, f"tensor attribute '{attr}' is neither a parameter nor a buffer; register it as a buffer")
+            self._note_folded(f"{base.path}.{attr}" if base.path else attr, node)
+            root = "__dycl_root" if not base.path else f"__dycl_root.get_submodule({base.path!r})"
+            return self._object_value(val, f"{root}.{attr}", attr, node)
+        if isinstance(base, StaticObject):
+            self._fold_read(base.obj, attr, node)
+            try:
+                val = getattr(base.obj, attr)
+            except AttributeError:
+                raise self.error(node, f"{type(base.obj).__name__} object has no attribute '{attr}'") from None
+            self._note_folded(f"{_readable(base.expr)}.{attr}", node)
+            return self._object_value(val, f"{base.expr}.{attr}", attr, node)
+        if isinstance(base, GlobalRef):
+            obj = getattr(base.obj, attr, None)
+            if obj is None and not hasattr(base.obj, attr):
+                raise self.error(node, f"'{base.qualname}' has no attribute '{attr}'")
+            if isinstance(obj, (bool, int, float, str, torch.dtype, enum.Enum)):
+                if inspect.isclass(base.obj) or inspect.ismodule(base.obj):
+                    self._fold_read(base.obj, attr, node)  # `Model.calls`: state if forward changes it
+                return Static(obj)
+            q = qualname_of(obj) or f"{base.qualname}.{attr}"
+            return GlobalRef(q, obj)
+        if isinstance(base, SSAValue):
+            if attr == "data":  # the tensor without autograd history: detach()
+                return self.emit(d.CallMethodOp("detach", [base]), node).results[0]
+            if base in self.named_tuples or base in self.tuple_fields:
+                fields = self.tuple_fields.get(base) or resolve_qualname(self.named_tuples[base]).__match_args__
+                if attr in fields:
+                    return self.emit(d.GetItemOp(base, fields.index(attr)), node).results[0]
+            if attr in ("shape", "ndim") and isinstance(base.type, TensorType) and all(n >= 0 for n in base.type.get_shape()):
+                shape = torch.Size(base.type.get_shape())
+                return Static(shape if attr == "shape" else len(shape))
+            if attr == "dtype" and isinstance(base.type, TensorType):
+                return Static(dtype_of(base.type.element_type))
+            if attr in ("shape", "dtype", "device", "ndim", "T", "mT", "data", "is_cuda"):
+                return self.call_function("builtins.getattr", [base, Static(attr)], {}, node)
+            if not getattr(node, "_dycl_callee", False) and (base.type in (d.ANY, d.PYOBJ) or isinstance(base.type, TensorType)):
+                # Read where Python reads it (`v = y.H`, then `y.add_(1)`: v sees the update)
+                return self.call_function("builtins.getattr", [base, Static(attr)], {}, node)
+            return MethodRef(base, attr)
+        if isinstance(base, ObjectVal):
+            if attr in base.keys:
+                return base.get(attr)
+            if base.probe is not None and hasattr(base.probe, attr):
+                if callable(getattr(base.probe, attr)):
+                    return MethodRef(base, attr)
+                return self.probe_answer(base, lambda o: getattr(o, attr), node)  # a property
+            raise self.error(node, f"{base.cls.__name__} object has no attribute '{attr}' here")
+        if isinstance(base, NamedSeq) and attr in base.cls._fields:
+            return base.items[base.cls._fields.index(attr)]
+        if isinstance(base, SeqVal):
+            return MethodRef(base, attr)
+        if isinstance(base, ExceptionVal):
+            return self.exception_attribute(base, attr, node)
+        if isinstance(base, Static):
+            if isinstance(base.value, enum.Enum) and attr in ("name", "value"):
+                return Static(getattr(base.value, attr))
+            if isinstance(base.value, (int, float, str, tuple, list, dict)) and hasattr(base.value, attr):
+                return MethodRef(base, attr)
+        raise self.error(node, f"attribute '{attr}' is not supported on this value")
+
+    def _object_value(self: Lowerer, val: Any, expr: str, attr: str, node: ast.AST) -> Value:
+        """A Python attribute value for compiled code: constants and containers of
+        them fold; other objects (configs) are read through; the rest is left to the host."""
+        if _simple(val):
+            return Static(list(val) if isinstance(val, list) else dict(val) if isinstance(val, dict) else val)
+        if isinstance(val, torch.Tensor):
+            raise self.error(node, f"tensor attribute '{attr}' is neither a parameter nor a buffer; register it as a buffer")
+        if isinstance(val, nn.Module) or callable(val) or isinstance(val, (list, tuple, dict, set)):
+            return ObjectRef(expr, val)  # run-time only: a fallback region reaches it
+        return StaticObject(val, expr)
+
+    def _binop(self: Lowerer, op: ast.operator, a: Value, b: Value, node: ast.AST) -> Value:
+        name, fn = BINOPS[type(op)]
+        if isinstance(a, Static) and isinstance(b, Static):
+            try:
+                return Static(fn(a.value, b.value))
+            except Exception as ex:
+                raise self.error(node, f"constant expression fails: {ex}") from None
+        if name == "add" and SeqVal in (type(a), type(b)):
+            # `outs = () ; outs = outs + (x,)`: a constant tuple (list) and one of run-time items
+            a, b = (_as_seq(v, b if v is a else a) for v in (a, b))
+        if isinstance(a, SeqVal) and isinstance(b, SeqVal) and name == "add":
+            return SeqVal(a.items + b.items, a.is_list)
+        if name == "mul" and isinstance(a, SeqVal) and isinstance(b, Static) and isinstance(b.value, int):
+            return SeqVal(a.items * b.value, a.is_list)
+        if name == "mul" and isinstance(b, SeqVal) and isinstance(a, Static) and isinstance(a.value, int):
+            return SeqVal(b.items * a.value, b.is_list)
+        return self.call_function(f"_operator.{name}", [a, b], {}, node)
+
+    def _unary(self: Lowerer, op: ast.unaryop, operand: ast.expr, scope: _Scope, node: ast.AST) -> Value:
+        v = self.truth(operand, scope) if isinstance(op, ast.Not) else self.expr(operand, scope)
+        if isinstance(op, ast.Not):
+            if isinstance(v, Static):
+                return Static(not v.value)
+            c = self.to_bool(v, operand)
+            true = self.materialize(Static(True), node)
+            return self.emit(arith.XOrIOp(c, true), node).results[0]
+        fn = {ast.USub: ("neg", operator.neg), ast.UAdd: ("pos", operator.pos), ast.Invert: ("invert", operator.invert)}[type(op)]
+        if isinstance(v, Static):
+            return Static(fn[1](v.value))
+        return self.call_function(f"_operator.{fn[0]}", [v], {}, node)
+
+    def _compare(self: Lowerer, e: ast.Compare, scope: _Scope) -> Value:
+        left = self.expr(e.left, scope)
+        result: Value | None = None
+        for op, right_node in zip(e.ops, e.comparators):
+            right = self.expr(right_node, scope)
+            if type(op) in STATIC_OK_CMPOPS:
+                if isinstance(left, Static) and isinstance(right, Static):
+                    part: Value = Static(STATIC_OK_CMPOPS[type(op)](left.value, right.value))
+                elif isinstance(op, (ast.In, ast.NotIn)) and isinstance(left, Static) and isinstance(right, ObjectVal) \
+                        and right.probe is not None:
+                    found = self.probe_answer(right, lambda o: left.value in o, e)
+                    assert isinstance(found, Static)
+                    part = Static(found.value == isinstance(op, ast.In))
+                elif isinstance(op, (ast.In, ast.NotIn)) and isinstance(left, Static) and isinstance(right, DictVal):
+                    part = Static((left.value in right.keys) == isinstance(op, ast.In))
+                elif isinstance(op, (ast.In, ast.NotIn)) and isinstance(left, Static) and isinstance(right, ModuleRef) \
+                        and isinstance(right.module, nn.ModuleDict):
+                    part = Static((left.value in right.module._modules) == isinstance(op, ast.In))
+                elif isinstance(op, (ast.Is, ast.IsNot)) and isinstance(right, Static) and right.value is None:
+                    if isinstance(left, SSAValue) and self._may_be_none(left):
+                        # None on some paths only: decided at run time.
+                        name = "is_not" if isinstance(op, ast.IsNot) else "is_"
+                        part = self.to_bool(self.call_function(f"_operator.{name}", [left, right], {}, e), e)
+                    else:
+                        part = Static(isinstance(op, ast.IsNot))  # a run-time tensor is never None
+                else:
+                    raise self.unsupported(e, f"'{type(op).__name__}' comparison on a run-time value")
+            else:
+                part = self._compare_values(op, left, right, e)
+            result = part if result is None else self._and_values(result, part, e)
+            left = right
+        assert result is not None
+        return result
+
+    def _compare_values(self: Lowerer, op: ast.cmpop, a: Value, b: Value, node: ast.AST) -> Value:
+        name, fn = CMPOPS[type(op)]
+        if isinstance(a, Static) and isinstance(b, Static):
+            return Static(fn(a.value, b.value))
+        return self.call_function(f"_operator.{name}", [a, b], {}, node)
+
+    def _may_be_none(self: Lowerer, v: SSAValue, seen: set[SSAValue] | None = None) -> bool:
+        """Whether `v` may hold None: a None constant, a region's result, or a join with either."""
+        seen = seen if seen is not None else set()
+        if v in seen:
+            return False
+        seen.add(v)
+        owner = v.owner
+        if isinstance(owner, d.PyRegionOp):
+            return True
+        if isinstance(owner, d.ConstantOp) and isinstance(owner.value, NoneAttr):
+            return True
+        return any(self._may_be_none(p, seen) for p in self._joins.get(v, ()))
+
+    def _and_values(self: Lowerer, a: Value, b: Value, node: ast.AST) -> Value:
+        if isinstance(a, Static) and isinstance(b, Static):
+            return Static(a.value and b.value)
+        ca, cb = self.to_bool(a, node), self.to_bool(b, node)
+        return self.emit(arith.AndIOp(ca, cb), node).results[0]
+
+    def _boolop(self: Lowerer, e: ast.BoolOp, scope: _Scope) -> Value:
+        """`and`/`or` with Python's short-circuit, on truth values."""
+        is_and = isinstance(e.op, ast.And)
+        first = self.truth(e.values[0], scope)
+        rest = e.values[1:]
+        if isinstance(first, Static):
+            if bool(first.value) != is_and:  # decided: False and ..., True or ...
+                return first
+            if not rest:
+                return first
+            return self.truth(ast.copy_location(ast.BoolOp(op=e.op, values=rest), e), scope) if len(rest) > 1 else self.truth(rest[0], scope)
+        c = self.to_bool(first, e.values[0])
+        if not rest:
+            return c
+        tail = ast.copy_location(ast.BoolOp(op=e.op, values=rest), e) if len(rest) > 1 else rest[0]
+
+        def evaluate_rest(sub: _Scope) -> None:
+            # `p or len(xs) == n`: a rest known at compile time keeps the join static where both agree.
+            v = self.truth(tail, sub)
+            sub.env["$cond"] = Static(bool(v.value)) if isinstance(v, Static) else self.to_bool(v, tail)
+
+        def short(sub: _Scope) -> None:
+            sub.env["$cond"] = Static(not is_and)
+
+        outer = _Scope(env=copy_env(scope.env))
+        outer.env["$cond"] = Static(None)
+        self._branch(
+            c, [], [], outer, e,
+            then_fn=evaluate_rest if is_and else short,
+            else_fn=short if is_and else evaluate_rest,
+        )
+        self._join_into(scope, outer)
+        return outer.env["$cond"]
+
+    def truth(self: Lowerer, e: ast.expr, scope: _Scope) -> Value:
+        """`e` where only its truth matters (an `if`/`while` test, `not`, `assert`):
+        `a and b` may then be a plain truth value instead of the operand Python returns."""
+        if isinstance(e, ast.BoolOp):
+            return self._boolop(e, scope)
+        v = self.expr(e, scope)
+        if isinstance(v, ObjectVal):  # an object is true unless its class says otherwise
+            if v.probe is not None:
+                return self.probe_answer(v, bool, e)
+            if hasattr(v.cls, "__bool__") or hasattr(v.cls, "__len__"):
+                raise self.unsupported(e, f"the truth of a {v.cls.__name__} object")
+            return Static(True)
+        if isinstance(v, SeqVal):  # `while stack:` over a list known at compile time: its length
+            return Static(bool(v.items))
+        return v
+
+    def _boolop_value(self: Lowerer, e: ast.BoolOp, scope: _Scope) -> Value:
+        """`a and b` / `a or b` as a value: the operand Python returns (`h or x` is a
+        tensor), decided with Python's short-circuit."""
+        is_and = isinstance(e.op, ast.And)
+        first = self.expr(e.values[0], scope)
+        rest = e.values[1:]
+        tail = (ast.copy_location(ast.BoolOp(op=e.op, values=rest), e) if len(rest) > 1 else rest[0]) if rest else None
+        if isinstance(first, (Static, SeqVal)):
+            truth = bool(first.items) if isinstance(first, SeqVal) else bool(first.value)
+            if tail is None or truth != is_and:  # decided: False and ..., True or ...
+                return first
+            return self.expr(tail, scope)
+        if tail is None:
+            return first
+        c = self.to_bool(first, e.values[0])
+        outer = _Scope(env=copy_env(scope.env))
+        outer.env["$v"] = Static(None)
+
+        def evaluate_rest(sub: _Scope) -> None:
+            sub.env["$v"] = self.expr(tail, sub)
+
+        def keep_first(sub: _Scope) -> None:
+            sub.env["$v"] = first
+
+        self._branch(c, [], [], outer, e, then_fn=evaluate_rest if is_and else keep_first,
+                     else_fn=keep_first if is_and else evaluate_rest)
+        self._join_into(scope, outer)
+        return outer.env["$v"]
+
+    def _ifexp(self: Lowerer, test: ast.expr, body: ast.expr, orelse: ast.expr, scope: _Scope, node: ast.AST) -> Value:
+        cond = self.truth(test, scope)
+        if isinstance(cond, Static):
+            return self.expr(body if cond.value else orelse, scope)
+        c = self.to_bool(cond, test)
+        outer = _Scope(env=copy_env(scope.env))
+        outer.env["$v"] = Static(None)
+
+        def branch(x: ast.expr) -> Callable[[_Scope], None]:
+            def run(sub: _Scope) -> None:
+                sub.env["$v"] = self.expr(x, sub)
+            return run
+
+        self._branch(c, [], [], outer, node, then_fn=branch(body), else_fn=branch(orelse))
+        self._join_into(scope, outer)
+        return outer.env["$v"]
+
+    def to_bool(self: Lowerer, v: Value, node: ast.AST) -> SSAValue:
+        """The i1 truth value of `v` (a device→host read when `v` is a tensor)."""
+        if isinstance(v, Static):
+            return self.materialize(Static(bool(v.value)), node)
+        ssa = self.materialize(v, node)
+        if ssa.type == i1:
+            return ssa
+        if _many_elements(ssa):  # fails when run, as in Python (dead code folds away)
+            ssa = self.emit(d.CallFunctionOp("builtins.bool", [ssa]), node).results[0]
+        return self.emit(d.ToBoolOp(ssa), node).results[0]
+
+    def _index(self: Lowerer, index: ast.expr, scope: _Scope) -> Value:
+        if isinstance(index, ast.Slice):
+            parts = [Static(None) if p is None else self.expr(p, scope) for p in (index.lower, index.upper, index.step)]
+            if all(isinstance(p, Static) for p in parts):
+                return Static(slice(*(p.value for p in parts)))  # type: ignore[union-attr]
+            return self.call_function("builtins.slice", parts, {}, index)
+        if isinstance(index, ast.Tuple):
+            items = [self._index(x, scope) for x in index.elts]
+            if all(isinstance(x, Static) for x in items):
+                return Static(tuple(x.value for x in items))  # type: ignore[union-attr]
+            return SeqVal(items)
+        return self.expr(index, scope)
+
+    def _subscript(self: Lowerer, base: Value, index: Value, node: ast.AST) -> Value:
+        if isinstance(base, ModuleRef):
+            m = base.module
+            if not isinstance(index, Static):
+                if self.loop_depth:
+                    raise NeedsStatic
+                if isinstance(m, (nn.Sequential, nn.ModuleList)) and isinstance(index, SSAValue):
+                    return IndexedModule(base, index)
+                raise self.error(node, "indexing a module container needs a compile-time index")
+            if isinstance(m, nn.ModuleDict):
+                if index.value not in m._modules:
+                    raise self.error(node, f"'{base.path}' has no key {index.value!r}")
+                return base.member(index.value)
+            if isinstance(m, (nn.Sequential, nn.ModuleList)):
+                keys = list(m._modules)
+                if isinstance(index.value, slice):
+                    raise self.unsupported(node, "slicing a module container")
+                try:
+                    return base.member(keys[index.value])
+                except (IndexError, TypeError):
+                    raise self.error(node, f"index {index.value!r} out of range for '{base.path}' ({len(keys)} modules)") from None
+            raise self.error(node, f"module '{base.path}' is not indexable")
+        if isinstance(base, Static) and isinstance(index, Static):
+            try:
+                return Static(base.value[index.value])
+            except Exception as ex:
+                raise self.error(node, f"constant indexing fails: {ex}") from None
+        if isinstance(base, Static) and isinstance(base.value, (list, tuple)):
+            if self.loop_depth:
+                raise NeedsStatic
+            return self._get_at_run_time(SeqVal([Static(e) for e in base.value]), index, node)
+        if isinstance(base, ObjectVal):
+            if base.probe is None:
+                raise self.error(node, f"'{base.cls.__name__}' object is not subscriptable")
+            if not isinstance(index, Static):
+                raise self.unsupported(node, f"indexing a {base.cls.__name__} object with a run-time index")
+            return self.probe_answer(base, lambda o: o[index.value], node)
+        if isinstance(base, DictVal):
+            if not isinstance(index, Static):
+                raise self.unsupported(node, "indexing a Python dict with a run-time key")
+            if index.value not in base.keys:
+                raise self.error(node, f"KeyError: {index.value!r} is not in this dict")
+            return base.get(index.value)
+        if isinstance(base, SeqVal):
+            if not isinstance(index, Static):
+                if self.loop_depth:
+                    raise NeedsStatic  # unrolled, each iteration's index known
+                return self._get_at_run_time(base, index, node)
+            sel = base.items[index.value]
+            return SeqVal(sel, base.is_list) if isinstance(sel, list) else sel
+        if isinstance(base, SSAValue) and isinstance(base.type, d.ListType):
+            return self._list_get(base, index, node)
+        return self.call_function("_operator.getitem", [base, index], {}, node)
+
+    def _list_get(self: Lowerer, held: SSAValue, index: Value, node: ast.AST) -> SSAValue:
+        if isinstance(index, Static) and isinstance(index.value, slice):  # `tokens[-3:]`: a list, by the host
+            operands = [held, self.materialize(index, node)]
+            return self.emit(d.CallFunctionOp("_operator.getitem", operands, result_type=d.ListType(d.ANY)),
+                             node).results[0]
+        at = self.materialize(index, node)
+        if at.type == d.ANY:  # `seqs[scores.argmax()]`: a tensor index, read on the host
+            at = self.emit(d.ItemOp(at, i64), node).results[0]
+        if at.type != i64:
+            raise self.unsupported(node, "indexing a list held at run time by a run-time slice")
+        return self.emit(d.ListGetOp(held, at), node).result
+
+    def _get_at_run_time(self: Lowerer, seq: SeqVal, index: Value, node: ast.AST) -> SSAValue:
+        """`seqs[best]`, a Python sequence indexed by a run-time number (beam search
+        picking its best hypothesis): the host holds a copy and picks."""
+        if isinstance(seq, (DictVal, NamedSeq)):
+            raise self.unsupported(node, "indexing a dict or named tuple with a run-time value")
+        held = self.held_copy(seq, node)
+        if held is None:
+            raise self.unsupported(node, "indexing a sequence of Python objects with a run-time value")
+        return self._list_get(held, index, node)
+
+    def held_copy(self: Lowerer, seq: SeqVal, node: ast.AST) -> SSAValue | None:
+        """`dycl.make_list` of `seq`'s elements; None (nothing emitted) where one is a
+        Python object or a list, which a held list's element type cannot be."""
+        mark = self.block.last_op
+        elems = [self.materialize(e, node) for e in seq.items]
+        if any(e.type == d.PYOBJ or isinstance(e.type, d.ListType) for e in elems):
+            while self.block.last_op is not mark:
+                self.block.erase_op(self.block.last_op, safe_erase=False)  # type: ignore[arg-type]
+            return None
+        return self.emit(d.MakeListOp(elems), node).result
+
+    def _starred_display(self: Lowerer, e: ast.Tuple | ast.List, scope: _Scope) -> Value:
+        """`(*xs, y)`, `[*a, *b]`: the elements of what is known at compile time, and
+        `+` of the pieces where a starred value is known only at run time (a tuple a
+        loop grows): `tuple(xs) + (y,)`."""
+        is_list = isinstance(e, ast.List)
+        pieces: list[Value] = []
+        items: list[Value] = []
+        for x in e.elts:
+            if not isinstance(x, ast.Starred):
+                items.append(self.expr(x, scope))
+                continue
+            value = self.expr(x.value, scope)
+            known = self.iter_items(value, x)
+            if known is not None:
+                items.extend(known)
+                continue
+            if items:
+                pieces.append(SeqVal(items, is_list=is_list))
+                items = []
+            kind = list if is_list else tuple
+            pieces.append(self.call_value(GlobalRef(f"builtins.{kind.__name__}", kind), [value], {}, x, scope))
+        if not pieces:
+            if not is_list and all(isinstance(x, Static) for x in items):
+                return Static(tuple(x.value for x in items))  # type: ignore[union-attr]
+            return SeqVal(items, is_list=is_list)
+        if items:
+            pieces.append(SeqVal(items, is_list=is_list))
+        out = pieces[0]
+        for piece in pieces[1:]:
+            out = self._binop(ast.Add(), out, piece, e)
+        return out
