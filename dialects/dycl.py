@@ -1486,6 +1486,8 @@ class PyRegionOp(IRDLOperation):
 
 SUBGRAPH_ATTR = "dycl.subgraph"
 BACKEND_ATTR = "dycl.backend"
+# On a py_region: the results code after it tests with `is None` (typed as Python objects).
+MAY_BE_NONE_ATTR = "dycl.may_be_none"
 READS_STATE_ATTR = "dycl.reads_state"  # on a py_region: it reads module state forward writes after it
 # On a call whose result size depends on its inputs' values (set by shape-inference).
 DATA_DEPENDENT_ATTR = "dycl.data_dependent_shape"

@@ -16,6 +16,7 @@ from xdsl.context import Context
 from xdsl.dialects import arith, func
 from xdsl.dialects.builtin import (
     DYNAMIC_INDEX,
+    ArrayAttr,
     DenseIntOrFPElementsAttr,
     FloatAttr,
     FunctionType,
@@ -764,9 +765,15 @@ def run_region(inferrer: _Inferrer, op: d.PyRegionOp) -> list[Any]:
     try:
         # (a Python object only the run time has, e.g. the value a region of an earlier
         # iteration assigned, which this one overwrites: None stands in)
-        return type_region(op, inferrer.model, inferrer.mode, args,
-                           lambda u: _PLACEHOLDERS.get(u.type, (None, None))[0], Unknown,
-                           lambda u: _PLACEHOLDERS.get(u.type, (None, None))[1])
+        values = type_region(op, inferrer.model, inferrer.mode, args,
+                             lambda u: _PLACEHOLDERS.get(u.type, (None, None))[0], Unknown,
+                             lambda u: _PLACEHOLDERS.get(u.type, (None, None))[1])
+        marked = op.attributes.get(d.MAY_BE_NONE_ATTR)
+        for a in marked.data if isinstance(marked, ArrayAttr) else ():
+            # Tested with `is None` after the region: None on other inputs, whatever the
+            # compile-time runs gave (`next((i for ...), None)`).
+            values[a.value.data] = Unknown(d.PYOBJ)
+        return values
     except Exception as e:  # the user's code failed on stand-in values
         if op.tail is not None:
             return [Unknown(d.PYOBJ)]  # it ends the function: nothing compiled uses it

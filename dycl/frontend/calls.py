@@ -618,7 +618,10 @@ class CallLowering:
             raise self.unsupported(node, "isinstance() of a value whose Python type is known only at run time")
         if statics and (obj in PURE_BUILTINS or g.qualname.startswith("math.") or obj is builtins.__import__):
             # (`__import__('logging')`: the module, whose calls are then the model's own Python)
-            return Static(obj(*(a.value for a in args), **{k: v.value for k, v in kwargs.items()}))  # type: ignore[union-attr]
+            made = obj(*(a.value for a in args), **{k: v.value for k, v in kwargs.items()})  # type: ignore[union-attr]
+            if type(made) is list:  # `idx = list(range(4))`: a new list of the function's own, to change
+                return SeqVal([Static(x) for x in made], is_list=True)
+            return Static(made)
         if obj in (int, float, bool) and len(args) == 1:
             return self._convert_scalar(obj, args[0], node)
         if isinstance(obj, type) and issubclass(obj, nn.Module):

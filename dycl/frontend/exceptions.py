@@ -79,6 +79,9 @@ def _may_fail(op: Operation, lowerer: Lowerer) -> str | None:
     """Why `op` may raise at run time for some tensor values, or None."""
     if isinstance(op, d.ItemOp) and op.results[0].type == i64:
         return "an int read from a tensor (NaN cannot convert)"
+    if isinstance(op, d.ListGetOp) and (not isinstance(op.index.owner, Operation) or op.index.owner.name not in
+                                        _CONSTANT_OPS):
+        return "indexing a list with a value computed at run time"
     if isinstance(op, d.WhileOp) and op.properties.get("max_iterations") is not None:
         return "a loop with an iteration guard"
     if isinstance(op, (d.CallFunctionOp, d.CallMethodOp)):

@@ -19,8 +19,8 @@ from typing import TYPE_CHECKING, Any
 import torch
 from torch import nn
 from xdsl.dialects import arith
-from xdsl.dialects.builtin import NoneAttr, TensorType, i1, i64
-from xdsl.ir import SSAValue
+from xdsl.dialects.builtin import ArrayAttr, IntegerAttr, NoneAttr, TensorType, i1, i64
+from xdsl.ir import BlockArgument, SSAValue
 
 from dycl.dialects import dycl as d
 from dycl.frontend.loops import NeedsStatic, _Injected
@@ -144,6 +144,13 @@ def _readable(expr: str) -> str:
     """`__dycl_root.get_submodule('enc').config` -> `enc.config`."""
     expr = re.sub(r"__dycl_root\.get_submodule\('([^']*)'\)", r"\1", expr)
     return expr.removeprefix("__dycl_root.").removeprefix("__dycl_root")
+
+
+def _mark_may_be_none(region: d.PyRegionOp, index: int) -> None:
+    marked = region.attributes.get(d.MAY_BE_NONE_ATTR)
+    indices = {a.value.data for a in marked.data} if isinstance(marked, ArrayAttr) else set()
+    if index not in indices:
+        region.attributes[d.MAY_BE_NONE_ATTR] = ArrayAttr([IntegerAttr(i, 64) for i in sorted(indices | {index})])
 
 
 class ExpressionLowering:
@@ -458,17 +465,46 @@ class ExpressionLowering:
         return self.call_function(f"_operator.{name}", [a, b], {}, node)
 
     def _may_be_none(self: Lowerer, v: SSAValue, seen: set[SSAValue] | None = None) -> bool:
-        """Whether `v` may hold None: a None constant, a region's result, or a join with either."""
+        """Whether `v` may hold None: a None constant, a region's result, or a join or
+        loop-carried value with either. Asked for `v is None`: a region result that
+        may reach it is marked, so it is typed as a Python object (the region's
+        compile-time runs may all have given a number or a tensor)."""
         seen = seen if seen is not None else set()
         if v in seen:
             return False
         seen.add(v)
         owner = v.owner
         if isinstance(owner, d.PyRegionOp):
+            _mark_may_be_none(owner, v.index)
             return True
         if isinstance(owner, d.ConstantOp) and isinstance(owner.value, NoneAttr):
             return True
-        return any(self._may_be_none(p, seen) for p in self._joins.get(v, ()))
+        loop, k = (owner, v.index) if isinstance(owner, (d.ForOp, d.WhileOp)) else (None, 0)
+        if isinstance(v, BlockArgument) and isinstance(parent := v.block.parent_op(), (d.ForOp, d.WhileOp)):
+            loop, k = parent, v.index - (1 if isinstance(parent, d.ForOp) else 0)
+        if loop is not None and k >= 0:
+            # A loop-carried value (`found = None; for ...: if c: found = x[:, i]`): None
+            # if it enters None or an iteration or a break may leave it None.
+            passed = [loop.iter_args[k]] + [op.operands[k] for op in loop.body.walk()
+                                            if isinstance(op, (d.YieldOp, d.BreakOp)) and len(op.operands) > k]
+            return any([self._may_be_none(p, seen) for p in passed])  # (all: each region is marked)
+        if isinstance(owner, d.GetItemOp):  # `k, y = self.pick(x)` of `return 1, y` / `return None, None`
+            return self._item_may_be_none(owner.source, owner.index.value.data, seen)
+        return any([self._may_be_none(p, seen) for p in self._joins.get(v, ())])
+
+    def _item_may_be_none(self: Lowerer, t: SSAValue, k: int, seen: set[SSAValue]) -> bool:
+        """Whether element `k` of the tuple `t` may hold None (through the joins that made `t`)."""
+        owner = t.owner
+        if isinstance(owner, d.MakeTupleOp):
+            items = list(owner.operands)
+            return -len(items) <= k < len(items) and self._may_be_none(items[k], seen)
+        if isinstance(owner, d.PyRegionOp):
+            _mark_may_be_none(owner, t.index)
+            return True
+        if t in seen:
+            return False
+        seen.add(t)
+        return any([self._item_may_be_none(p, k, seen) for p in self._joins.get(t, ())])
 
     def _and_values(self: Lowerer, a: Value, b: Value, node: ast.AST) -> Value:
         if isinstance(a, Static) and isinstance(b, Static):

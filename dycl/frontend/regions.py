@@ -352,6 +352,9 @@ class RegionLowering:
             raise Widen(error)  # `l = a if c else b; l.append(x)`: the region must also pick the list
         if any(isinstance(v := scope.env[n], SeqVal) and self.held_elsewhere(v, n, envs) for n in mutated):
             raise Widen(error)  # `t = (toks, 1)`: the region's new toks would not reach t
+        if tail and any(isinstance(v := scope.env[n], SeqVal) and (v.is_list or isinstance(v, DictVal)) and any(
+                w is v for sc in self._caller_scopes if sc is not scope for w in sc.env.values()) for n in mutated):
+            raise Widen(error)  # a tail hands back only the return value: the caller's list would keep its old contents
         # Lists and dicts the region may change in place: it hands back their new contents.
         lists = [n for n in sorted(mutated) if isinstance(v := scope.env[n], SeqVal) and (v.is_list or isinstance(v, DictVal))]
         self.note_attribute_writes(stmts, scope)

@@ -1108,6 +1108,111 @@ class StarredDisplays(nn.Module):
 CASES["starred_displays"] = (StarredDisplays, sign_inputs())
 
 
+class NoneOnSomePaths(nn.Module):
+    """`is None` on values that are None on some paths only: a helper returning
+    `(1, y)` or `(None, None)`, a helper's early return in a loop falling through to
+    `return None, None`, a loop-carried `found = None` set under a condition. The
+    example takes the not-None paths; `is None` must still be a run-time test."""
+
+    def pick(self, x):
+        if x.sum() > 0:
+            return 1, x * 2
+        return None, None
+
+    def find(self, x):
+        for i in range(4):
+            if x[0, i] < -1.5:
+                return i, x[:, i]
+        return None, None
+
+    def forward(self, x):
+        k, y = self.pick(x)
+        a = (x - 1, 0) if k is None else (y, k)
+        i, v = self.find(x)
+        b = -x if i is None else v * i
+        found = None
+        for j in range(4):
+            if x[0, j] > 2.5:
+                found = x[:, j]
+        c = found if found is not None else x.sum(1)
+        return a, b, c
+
+
+CASES["none_on_some_paths"] = (NoneOnSomePaths, [(torch.tensor([[3.0, -2.0, 1.0, 0.5]]),)] + sign_inputs())
+
+
+class NextWithDefault(nn.Module):
+    """`next((i for i in ... if <data>), None)` then `if first is None`: the region's
+    result is an int on the compile's runs and None on other inputs."""
+
+    def forward(self, x):
+        first = next((i for i in range(4) if x[0, i] > 0), None)
+        if first is None:
+            return x, None
+        return x[:, first], first
+
+
+CASES["next_with_default"] = (NextWithDefault, sign_inputs() + [(-torch.ones(1, 4),)])
+
+
+class LocalListMutations(nn.Module):
+    """A list made by `list(range(n))` is the function's own: sorted, reversed and
+    appended to (under a data-dependent test) as Python changes it."""
+
+    def forward(self, x):
+        idx = list(range(4))
+        idx.sort(reverse=True)
+        keep = list(range(2))
+        if x.sum() > 0:
+            keep.append(3)
+        return x[:, idx], idx, x[:, keep], keep
+
+
+CASES["local_list_mutations"] = (LocalListMutations, sign_inputs())
+
+
+def _fill_if_positive(d, x):
+    if x.mean() > 0:
+        d["m"] = x.mean()
+
+
+class HelperFillsCallersDict(nn.Module):
+    """Helpers that change the caller's dict on some paths only (a module-level
+    function, and a method setting `d[i]` in a loop): the caller sees the changes."""
+
+    def fill(self, d, x):
+        for i in range(4):
+            if x[0, i] > 0:
+                d[i] = x[:, i]
+
+    def forward(self, x):
+        d = {"a": x}
+        _fill_if_positive(d, x)
+        e = {}
+        self.fill(e, x)
+        return list(d), sorted(e), len(e)
+
+
+CASES["helper_fills_callers_dict"] = (HelperFillsCallersDict, sign_inputs())
+
+
+class TryIndexByData(nn.Module):
+    """`try: y = l[k]` with k read from the data, `except IndexError`: the handler
+    runs where the index is out of range, as in eager."""
+
+    def forward(self, x):
+        items = [x * 1, x * 2]
+        k = int((x > 0).sum())
+        try:
+            y = items[k]
+        except IndexError:
+            y = x * -1
+        return y
+
+
+CASES["try_index_by_data"] = (TryIndexByData, sign_inputs() + [(torch.tensor([[-1.0, 0.5, -2.0, -3.0]]),)])
+
+
 def check_matches_eager(name: str, **compile_options) -> None:
     """Compile case `name` and compare it with eager on all its inputs (type and values)."""
     import dycl
