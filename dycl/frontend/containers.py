@@ -260,6 +260,18 @@ class ContainerLowering:
             for k, x in kwargs.items():
                 recv.set(k, x)
             return Static(None)
+        if not isinstance(recv, DictVal) and recv.is_list and not args and (
+                name == "reverse" and not kwargs or name == "sort" and set(kwargs) <= {"reverse"} and all(
+                    isinstance(v, Static) for v in (*recv.items, *kwargs.values()))):
+            if name == "reverse":
+                recv.items.reverse()
+            else:  # `idx = list(range(4)); idx.sort(reverse=True)`: numbers known here
+                reverse = bool(kwargs["reverse"].value) if "reverse" in kwargs else False  # type: ignore[union-attr]
+                try:
+                    recv.items[:] = sorted(recv.items, key=lambda x: x.value, reverse=reverse)  # type: ignore[union-attr]
+                except TypeError as e:
+                    raise self.error(node, f"TypeError: {e}") from None
+            return Static(None)
         if kwargs or any(not isinstance(a, Static) for a in args[:1]) and name not in ("append", "extend", "update"):
             raise self.unsupported(node, f"'{name}' with run-time keys on a Python container")
         key = args[0].value if args and isinstance(args[0], Static) else None
