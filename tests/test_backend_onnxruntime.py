@@ -233,6 +233,30 @@ def test_compile_falls_down_the_chain_on_export_failure(capsys):
             assert max_abs_error(model(x), cm(x)) <= 1e-5
 
 
+class DoubleThreshold(torch.nn.Module):
+    """An ACT-style halting test on a float64 model: `p.max() >= self.threshold`."""
+
+    threshold = 0.9
+
+    def forward(self, p):
+        if p.max() >= self.threshold:
+            return p * 2, p.sum() * 0.1
+        return p - 1, p.sum() * 0.1
+
+
+def test_a_0d_float64_value_does_not_go_to_onnx_runtime():
+    """The TorchScript exporter casts a 0-d float64 value to float32 before an op with
+    a scalar: 0.8999999761581421 (0.9 as float32, in float64) compared >= 0.9 was True
+    on ONNX Runtime, False in eager (found by a probe of adaptive-computation models).
+    Such sub-DNNs go down the chain instead."""
+    model = DoubleThreshold().eval()
+    cm = dycl.compile(model, [torch.rand(3, dtype=torch.float64)], backend="onnxruntime")
+    assert any("0-d float64" in note for note in cm.report.fallbacks), cm.report.fallbacks
+    for p in (torch.tensor([0.9], dtype=torch.float32).double(), torch.tensor([0.95, 0.1], dtype=torch.float64)):
+        want, got = model(p), cm(p)
+        assert torch.equal(want[0], got[0]) and torch.equal(want[1], got[1]), (p, want, got)
+
+
 # ------------------------------------------------------------------ end to end
 
 

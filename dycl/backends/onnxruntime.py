@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import copy
 import importlib
 import io
 import warnings
@@ -135,6 +136,24 @@ def export_onnx(spec: SubgraphSpec, path: Path) -> None:
     onnx.save(keep_nan(onnx.load(str(path))), str(path))
 
 
+def _zero_dim_double(spec: SubgraphSpec) -> str | None:
+    """The first node of the sub-DNN's graph that makes a 0-d float64 tensor, or None."""
+    from torch.fx.passes.shape_prop import ShapeProp
+
+    gm = torch.fx.GraphModule(spec.graph_module, copy.deepcopy(spec.graph_module.graph))
+    with torch.no_grad(), contextlib.redirect_stderr(io.StringIO()):
+        try:
+            ShapeProp(gm).propagate(*spec.example_inputs)
+        except Exception:  # noqa: BLE001 (it runs in the build proper, which reports it)
+            return None
+    for n in gm.graph.nodes:
+        meta = n.meta.get("tensor_meta")
+        if getattr(meta, "dtype", None) == torch.float64 and tuple(getattr(meta, "shape", (1,))) == ():
+            op = n.target if isinstance(n.target, str) else getattr(n.target, "__name__", n.name)
+            return f"'{op}', node {n.name}"
+    return None
+
+
 @contextlib.contextmanager
 def _training_flags_kept(root: nn.Module) -> Iterator[None]:
     """The exporter restores only the root's mode, with `train()`, which sets every
@@ -207,6 +226,11 @@ class OnnxRuntimeBackend(Backend):
                 raise BackendError(f"sub-DNN {spec.name} does not run on its example inputs: {reason}") from None
         if not isinstance(expected, tuple) or not all(isinstance(t, torch.Tensor) for t in expected):
             raise BackendError(f"sub-DNN {spec.name} must return a tuple of tensors for ONNX export")
+        if (where := _zero_dim_double(spec)) is not None:
+            # The TorchScript exporter casts a 0-d float64 value to float32 before an op
+            # with a scalar (`p.max() >= 0.9` on a double `p` compared in float32).
+            raise BackendError(f"sub-DNN {spec.name} computes a 0-d float64 value ({where}), which the ONNX "
+                               "export computes in float32")
         file = f"{spec.name}.onnx"
         export_onnx(spec, out_dir / file)
         try:
