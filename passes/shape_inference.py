@@ -534,9 +534,12 @@ class _Inferrer:
 
     def as_declared(self, args: list[BlockArgument], inits: list[Any]) -> list[Any]:
         """A loop's initial values, each as its block argument is declared: a tensor
-        carried with a dynamic size (see `_widen_carried`) enters as any size."""
+        carried with a dynamic size (see `_widen_carried`) enters as any size; a host
+        number as any number (`i = 0; while ...: x[i:]; i += 2`: the body is typed for
+        every iteration, not the first's value)."""
         return [self.empty(a.type) if isinstance(a.type, TensorType) and isinstance(v, torch.Tensor)
                 and type_of_value(v) != a.type and DYNAMIC_INDEX in a.type.get_shape() else
+                Unknown(type_of_value(v)) if type(v) in (bool, int, float) and (a.type in _PLACEHOLDERS or a.type == d.ANY) else
                 self._declared_list(a.type, v) for a, v in zip(args, inits)]
 
     def _grown_tuple(self, a: Any, b: Any) -> Attribute | None:
@@ -642,6 +645,12 @@ class _Inferrer:
             # `torch.tensor([ids[-1]])`: made from numbers only the host has, by the host
             op.attributes[d.ON_HOST_ATTR] = UnitAttr()
         results = self._on_stand_ins(op, fn, args, kwargs)
+        if isinstance(op, d.CallFunctionOp) and op.target.data == "_operator.getitem" and len(args) == 2 and \
+                isinstance(results[0], torch.Tensor):
+            results = [self._sliced_at_run_time(op, fn, args, r) for r in results]
+        if isinstance(results[0], (torch.SymInt, torch.SymFloat, torch.SymBool)):
+            # (`n + x[i:i + 1].numel()`: a number from a run-time size and a run-time scalar)
+            return Unknown(_symbolic_scalar(results[0]).type)
         t0, t1 = type_of_value(results[0]), type_of_value(results[1])
         if t0 != t1:
             raise PassError("the result shape depends on a run-time scalar value", op)
@@ -653,6 +662,34 @@ class _Inferrer:
             return Unknown(t0, picks=(results[0], results[1]))
         return results[0]
 
+
+    def _sliced_at_run_time(self, op: Operation, fn: Any, args: list[Any], result: Any) -> Any:
+        """`result` with each dimension a slice with run-time bounds makes dynamic.
+        Its length depends on the bounds' values (`x[n:n + 1]` is empty for n past the
+        end), which two stand-ins need not show (n = 1 and 2 both give one row)."""
+        base, index = args
+        parts = index if isinstance(index, tuple) else (index,)
+        if not any(_run_time_slice(p) for p in parts):
+            return result
+
+        def cut(to: slice) -> Any:
+            made = tuple(to if _run_time_slice(p) else _substitute(p, 0) for p in parts)
+            with self.mode:
+                return _run_torch(op, fn, [base, made if isinstance(index, tuple) else made[0]], {})
+
+        try:
+            whole, empty = cut(slice(None)), cut(slice(0, 0))
+        except PassError:
+            return result
+        if whole.dim() != result.dim():
+            return result
+        varies = {k for k, (a, b) in enumerate(zip(whole.shape, empty.shape)) if a != b}
+        if not varies:
+            return result
+        t = type_of_value(result)
+        assert isinstance(t, TensorType)
+        return self.empty(TensorType(t.element_type, [DYNAMIC_INDEX if k in varies else n
+                                                      for k, n in enumerate(t.get_shape())]))
 
     def _integer_index(self, op: d.CallFunctionOp, index: Any) -> Any:
         """`h[tok]` with `tok` a 0-d integer tensor (an argmax) is `h[int(tok)]` in eager
@@ -910,6 +947,11 @@ def _unknowns(v: Any) -> Iterator[Unknown]:
     elif isinstance(v, (tuple, list)):
         for x in v:
             yield from _unknowns(x)
+
+
+def _run_time_slice(v: Any) -> bool:
+    """A slice with a bound only the run time knows (`slice(n, n + 1)`)."""
+    return isinstance(v, Unknown) and v.picks is not None and isinstance(v.picks[0], slice)
 
 
 def _substitute(v: Any, pick: int) -> Any:

@@ -257,6 +257,27 @@ def test_a_0d_float64_value_does_not_go_to_onnx_runtime():
         assert torch.equal(want[0], got[0]) and torch.equal(want[1], got[1]), (p, want, got)
 
 
+class SigmoidTails(torch.nn.Module):
+    """PonderNet's expected steps, `1 / sigmoid(x).mean()`, and a log-probability."""
+
+    def forward(self, x):
+        p = torch.sigmoid(x)
+        return 1.0 / p.mean(), torch.log(p), p
+
+
+def test_sigmoid_tails_as_eager_computes_them():
+    """ONNX Runtime's Sigmoid gave 8.9e-8 at -17 (torch 4.1e-8) and 0 from -18 on, so
+    `1 / sigmoid(x).mean()` was inf where eager gives 3.4e18 (OverflowError in a
+    model's `int(...)`; found by a probe). Sigmoid is now written out as eager's
+    formula: bit-equal here, and the sub-DNN stays on ONNX Runtime."""
+    model = SigmoidTails().eval()
+    cm = dycl.compile(model, [torch.randn(1, 8)], backend="onnxruntime")
+    assert {s["backend"] for s in cm.subgraphs.values()} == {"onnxruntime"}, cm.report.fallbacks
+    x = torch.tensor([[-17.0, -18.0, -30.0, -41.97, -60.0, -88.0, 3.0, 0.0]])
+    for want, got in zip(model(x), cm(x)):
+        assert torch.allclose(got, want, rtol=1e-5, atol=0), (want, got)
+
+
 # ------------------------------------------------------------------ end to end
 
 

@@ -17,6 +17,7 @@ from torch import nn
 
 from dycl.backends.base import Backend, SubgraphSpec, Target
 from dycl.backends.onnx_nan import keep_nan
+from dycl.backends.onnx_sigmoid import exact_sigmoid
 from dycl.diagnostics import BackendError
 
 # What torch.onnx.export(..., dynamo=False) itself warns on every call; nothing dycl can act on.
@@ -133,7 +134,7 @@ def export_onnx(spec: SubgraphSpec, path: Path) -> None:
             if isinstance(e, UserWarning):
                 reason = f"the ONNX graph would be wrong on some inputs: {_first_line(e)}"
             raise BackendError(f"sub-DNN {spec.name} could not be exported to ONNX: {reason}") from None
-    onnx.save(keep_nan(onnx.load(str(path))), str(path))
+    onnx.save(exact_sigmoid(keep_nan(onnx.load(str(path)))), str(path))
 
 
 def _zero_dim_double(spec: SubgraphSpec) -> str | None:

@@ -1213,6 +1213,36 @@ class TryIndexByData(nn.Module):
 CASES["try_index_by_data"] = (TryIndexByData, sign_inputs() + [(torch.tensor([[-1.0, 0.5, -2.0, -3.0]]),)])
 
 
+class SlicesWithRunTimeBounds(nn.Module):
+    """Slices whose bounds only the run time knows: `x[i:i + 1]` over
+    `range(x.size(0))`, a window `x[max(0, i - 2):i + 1]`, `x[i:]` in a while loop
+    stepping by 2, `x[n:n + 2]` with n read from the data, and rows grown with
+    torch.cat. Each length depends on the bounds (typed from two stand-ins, they
+    were constants: `x[n:n + 1].numel()` was 0, the window means were inf)."""
+
+    def forward(self, x):
+        n = 0
+        means = []
+        for i in range(x.size(0)):
+            n += x[i:i + 1].numel()
+            win = x[max(0, i - 2):i + 1]
+            means.append(win.sum(0) / win.shape[0])
+        j, rows = 0, 0
+        while j < x.size(0):
+            rows += x[j:].size(0)
+            j += 2
+        k = int((x > 0).sum())
+        tail = x[k:k + 2]
+        out = x[:1]
+        for i in range(1, x.size(0)):
+            out = torch.cat([out, x[i:i + 1] + out[-1:]], 0)
+        return n, torch.stack(means), rows, tail.sum() / max(tail.size(0), 1), tail.shape[0], out, out.size(0)
+
+
+CASES["slices_with_run_time_bounds"] = (SlicesWithRunTimeBounds, [(x[0].reshape(2, 2).repeat(2, 1),)
+                                                                 for x in sign_inputs()] + [(torch.ones(4, 2),)])
+
+
 def check_matches_eager(name: str, **compile_options) -> None:
     """Compile case `name` and compare it with eager on all its inputs (type and values)."""
     import dycl
