@@ -648,8 +648,10 @@ class _Inferrer:
         if isinstance(op, d.CallFunctionOp) and op.target.data == "_operator.getitem" and len(args) == 2 and \
                 isinstance(results[0], torch.Tensor):
             results = [self._sliced_at_run_time(op, fn, args, r) for r in results]
-        if isinstance(results[0], (torch.SymInt, torch.SymFloat, torch.SymBool)):
-            # (`n + x[i:i + 1].numel()`: a number from a run-time size and a run-time scalar)
+        if isinstance(results[0], (torch.SymInt, torch.SymFloat, torch.SymBool)) and \
+                not _same_object(results[0], results[1]):
+            # `n + x[i:i + 1].numel()`: a number from a run-time size and a run-time scalar
+            # (one that follows sizes alone, `x.shape[0] * 2`, keeps its size expression)
             return Unknown(_symbolic_scalar(results[0]).type)
         t0, t1 = type_of_value(results[0]), type_of_value(results[1])
         if t0 != t1:
