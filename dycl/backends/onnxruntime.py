@@ -13,6 +13,7 @@ from typing import Any
 
 import onnx
 import torch
+from torch.fx.passes.shape_prop import ShapeProp
 from torch import nn
 
 from dycl.backends.base import Backend, SubgraphSpec, Target
@@ -137,16 +138,8 @@ def export_onnx(spec: SubgraphSpec, path: Path) -> None:
     onnx.save(exact_sigmoid(keep_nan(onnx.load(str(path)))), str(path))
 
 
-def _zero_dim_double(spec: SubgraphSpec) -> str | None:
-    """The first node of the sub-DNN's graph that makes a 0-d float64 tensor, or None."""
-    from torch.fx.passes.shape_prop import ShapeProp
-
-    gm = torch.fx.GraphModule(spec.graph_module, copy.deepcopy(spec.graph_module.graph))
-    with torch.no_grad(), contextlib.redirect_stderr(io.StringIO()):
-        try:
-            ShapeProp(gm).propagate(*spec.example_inputs)
-        except Exception:  # noqa: BLE001 (it runs in the build proper, which reports it)
-            return None
+def _zero_dim_double(gm: torch.fx.GraphModule) -> str | None:
+    """The first node of a graph run by ShapeProp that made a 0-d float64 tensor, or None."""
     for n in gm.graph.nodes:
         meta = n.meta.get("tensor_meta")
         if getattr(meta, "dtype", None) == torch.float64 and tuple(getattr(meta, "shape", (1,))) == ():
@@ -219,15 +212,18 @@ class OnnxRuntimeBackend(Backend):
 
     def build(self, spec: SubgraphSpec, target: Target, out_dir: Path) -> str:
         # (FX prints the traceback of a failing call itself: the reason goes into the note)
+        # One run gives the expected outputs and each node's dtype and shape (a copy of
+        # the graph records them, sharing the sub-DNN's modules).
+        recorded = torch.fx.GraphModule(spec.graph_module, copy.deepcopy(spec.graph_module.graph))
         with torch.no_grad(), contextlib.redirect_stderr(io.StringIO()):
             try:
-                expected = spec.graph_module(*spec.example_inputs)
+                expected = ShapeProp(recorded).propagate(*spec.example_inputs)
             except Exception as e:
                 reason = _first_line(e)
                 raise BackendError(f"sub-DNN {spec.name} does not run on its example inputs: {reason}") from None
         if not isinstance(expected, tuple) or not all(isinstance(t, torch.Tensor) for t in expected):
             raise BackendError(f"sub-DNN {spec.name} must return a tuple of tensors for ONNX export")
-        if (where := _zero_dim_double(spec)) is not None:
+        if (where := _zero_dim_double(recorded)) is not None:
             # The TorchScript exporter casts a 0-d float64 value to float32 before an op
             # with a scalar (`p.max() >= 0.9` on a double `p` compared in float32).
             raise BackendError(f"sub-DNN {spec.name} computes a 0-d float64 value ({where}), which the ONNX "
