@@ -62,8 +62,51 @@ def _constant_str(v: Any) -> str | None:
     return None
 
 
+_SIZE_ARITHMETIC = frozenset({"_operator.getitem", "_operator.add"})
+
+
+def _is_size_op(op: Operation) -> bool:
+    return _is_shape_object(op) or (isinstance(op, d.CallFunctionOp) and op.target.data in _SIZE_ARITHMETIC
+                                    and op.result.type == d.PYOBJ)
+
+
+def _made_of_sizes(op: Operation) -> bool:
+    """Made from tensors' sizes and constants alone (operands only: no cycles)."""
+    if _is_shape_object(op):
+        return True
+    for v in op.operands:
+        owner = v.owner
+        if isinstance(owner, Operation) and _is_size_op(owner):
+            if not _made_of_sizes(owner):
+                return False
+        elif not is_static_value(v):
+            return False
+    return True
+
+
+def _feeds_tensor_ops(op: Operation) -> bool:
+    """Used, in its own block, only by tensor ops or by size arithmetic that is."""
+    uses = [u.operation for u in op.results[0].uses]
+    return bool(uses) and all(
+        user.parent is op.parent and (
+            _made_of_sizes(user) and _feeds_tensor_ops(user) if _is_size_op(user)
+            else isinstance(user, _CALLS) and any(d.contains_tensor_type(v.type) for v in user.operands))
+        for user in uses)
+
+
+def _size_expression(op: Operation) -> bool:
+    """`x.size()[:-1] + (h, d)` with a dynamic dimension: a torch.Size made from the
+    sizes of tensors and constants, used only by tensor ops (`t.view(new_shape)`):
+    traced inside the sub-DNN, where sizes are symbolic, instead of a Python object
+    the host would have to hand in (which no sub-DNN takes)."""
+    return _is_size_op(op) and _made_of_sizes(op) and _feeds_tensor_ops(op)
+
+
 def classify(op: Operation) -> str:
     if isinstance(op, arith.ConstantOp):
+        return FREE
+    if _size_expression(op):
+        return TENSOR
         return FREE
     if isinstance(op, d.ConstantOp):
         return TENSOR if d.is_tensor_type(op.result.type) else FREE

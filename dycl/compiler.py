@@ -462,6 +462,11 @@ def input_signature(inputs: list[Any], dynamic: bool | str, signature: str | Non
         raise UsageError(f"dynamic must be True, False or 'auto', got {dynamic!r}")
     if signature is None and not all(isinstance(x, torch.Tensor) for x in inputs):
         return Signature(())  # refused with its own diagnostic by the frontend
+    if isinstance(signature, (list, tuple)) and all(isinstance(s, str) for s in signature):
+        signature = ", ".join(signature)  # one entry per input
+    if signature is not None and not isinstance(signature, str):
+        raise UsageError(f"signature must be a string such as 'b x 3 x h x w x f32, b x i64' (or a list of one per "
+                         f"input), got {type(signature).__name__}")
     if signature is not None:
         sig = Signature.parse(signature, dims)
         if sig.dynamic and dynamic is False:

@@ -52,6 +52,7 @@ BUILTIN_PASSES: dict[str, Callable[[], type[ModulePass]]] = {
     # Outside the default pipeline: the rewrites inline-calls and shape-inference apply, on their own.
     "eliminate-early-exits": _pass("eliminate_early_exits", "EliminateEarlyExitsPass"),
     "split-paths": _pass("split_paths", "SplitPathsPass"),
+    "peel-loops": _pass("peel_loops", "PeelLoopsPass"),
     "dycl-default": _pass("pipelines", "DyclDefaultPipelinePass"),
     "dycl-no-hoist": _pass("pipelines", "DyclNoHoistPipelinePass"),
 }

@@ -54,6 +54,31 @@ def _wrap(group: list[Operation], free: list[Operation], block: Block) -> None:
                 use.operation.operands[use.index] = new
 
 
+_TENSOR_ATTRIBUTES = frozenset({"device", "dtype", "layout"})
+
+
+def _is_attribute_read(op: Operation) -> bool:
+    """`t.device`, `t.dtype` of a tensor: a Python object, free to read again."""
+    if not (isinstance(op, d.CallFunctionOp) and op.target.data == "builtins.getattr" and len(op.operands) == 2
+            and op.result.type == d.PYOBJ and d.contains_tensor_type(op.operands[0].type)):
+        return False
+    name = op.operands[1].owner
+    return isinstance(name, d.ConstantOp) and getattr(name.value, "data", None) in _TENSOR_ATTRIBUTES
+
+
+def rematerialize_attribute_reads(block: Block) -> None:
+    """A copy of each `t.device` read next to each of its uses: `torch.ones(n,
+    device=q.device)` in a later sub-DNN then reads it itself (a device object made
+    by another sub-DNN cannot be handed in)."""
+    for op in [o for o in block.walk() if _is_attribute_read(o)]:
+        for use in list(op.result.uses):
+            user = use.operation
+            clone = op.clone()
+            user.parent.insert_op_before(clone, user)  # type: ignore[union-attr]
+            user.operands[use.index] = clone.result
+        op.parent.erase_op(op)  # type: ignore[union-attr]
+
+
 def extract_block(block: Block) -> int:
     """Wrap maximal runs of tensor ops in `block` (and nested blocks); count regions."""
     count = 0
@@ -90,7 +115,8 @@ class ExtractHcfgPass(ModulePass):
     tensor node) holding no control flow and no host reads; control flow,
     `dycl.to_bool`/`dycl.item` and host scalar arithmetic stay outside (HCFG
     condition nodes). Constants are left in place and copied into regions by
-    outline-subgraphs. `dycl hcfg` renders the graph as Graphviz DOT.
+    outline-subgraphs; a read of a tensor's `device`/`dtype` is copied next to
+    each of its uses first, so each region reads it itself. `dycl hcfg` renders the graph as Graphviz DOT.
     """
 
     name = "extract-hcfg"
@@ -98,4 +124,5 @@ class ExtractHcfgPass(ModulePass):
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         for f in op.ops:
             if isinstance(f, func.FuncOp) and d.SUBGRAPH_ATTR not in f.attributes:
+                rematerialize_attribute_reads(f.body.block)
                 extract_block(f.body.block)

@@ -43,6 +43,7 @@ from dycl.frontend.values import MUTATING_METHODS, resolve_qualname
 from dycl.models import MODEL_ATTR, check_ir_name, model_of
 from dycl import unit_sizes
 from dycl.held_lists import HeldList, appended, element_type, holds_list, joined_result, on_lists
+from dycl.passes.peel_loops import peel_first_iteration, why_not_peelable
 from dycl.passes.split_paths import can_split, split_paths, split_target
 from dycl.signature import Signature
 from dycl.types import SIGNATURE_ATTR, dtype_of, signature_types, type_of_value, with_dim_names
@@ -356,6 +357,11 @@ class _Inferrer:
                 inits = self.as_declared(list(op.body.block.args)[1:], [self.get(v) for v in op.iter_args])
                 self.run_loop(op, op.body.block, [Unknown(i64)] + inits, returns)
             case d.WhileOp():
+                if any(self.get(v) is None for v in op.iter_args) and why_not_peelable(op) is None:
+                    # (`prev = None; while c: ...; prev = y`: typed from None, the body's
+                    # `if prev is not None` branch could not be; the first iteration on its own)
+                    peel_first_iteration(op)
+                    raise _SplitPaths
                 inits = self.as_declared(list(op.body.block.args), [self.get(v) for v in op.iter_args])
                 self.loop_depth += 1
                 try:
@@ -501,16 +507,22 @@ class _Inferrer:
             self.loop_depth -= 1
         carried = inits[1:] if isinstance(op, d.ForOp) else inits
         ends = ([out] if out is not None else []) + self.breaks
+        skip = 1 if isinstance(op, d.ForOp) else 0
+        widen: dict[int, Attribute] = {}
         for vals in ends:
             for i, (a, b) in enumerate(zip(carried, vals)):
                 ta, tb = _type_of(a), _type_of(b)
                 if ta != tb:
                     widened = _widened(ta, tb) or self._grown_tuple(a, b)
-                    if widened is not None:
-                        # A tensor that grows (`ids = torch.cat([ids, nxt], 1)`): carried with
-                        # a dynamic size, and the loop typed again from its start.
+                    if widened is not None and widened != block.args[i + skip].type:
+                        widen[i] = _widened(widen[i], widened) or widened if i in widen else widened
+                        continue
+                    if widened is not None and i in widen:
+                        continue
+                    if isinstance(op, d.WhileOp) and why_not_peelable(op) is None:
+                        # (`cost = 0; while c: cost = cost + t`: the first iteration on its own)
                         self.breaks = saved
-                        _widen_carried(op, i, widened)
+                        peel_first_iteration(op)
                         raise _SplitPaths
                     raise PassError(
                         f"loop-carried value #{i} changes type from {ta} to {tb} across iterations",
@@ -518,7 +530,12 @@ class _Inferrer:
                         "run unroll-loops first so each iteration gets its own types",
                     )
         self.breaks = saved
-        skip = 1 if isinstance(op, d.ForOp) else 0
+        if widen:
+            # Tensors that grow (`ids = torch.cat([ids, nxt], 1)`), together (an attention
+            # mask grows with its ids): carried with dynamic sizes, typed again from the start.
+            for i, t in widen.items():
+                _widen_carried(op, i, t)
+            raise _SplitPaths
         for k, (r, v) in enumerate(zip(list(op.results), carried)):
             r = self.set(r, v, [v, *(vals[k] for vals in ends)])
             # Carried values are typed as the loop's results: names every iteration
@@ -537,7 +554,19 @@ class _Inferrer:
         carried with a dynamic size (see `_widen_carried`) enters as any size; a host
         number as any number (`i = 0; while ...: x[i:]; i += 2`: the body is typed for
         every iteration, not the first's value)."""
-        return [self.empty(a.type) if isinstance(a.type, TensorType) and isinstance(v, torch.Tensor)
+        shared: dict[int, Any] = {}
+
+        def grown(t: TensorType, v: torch.Tensor) -> Any:
+            # Dimensions that entered with one size grow alike (ids and their mask): one
+            # symbol each, so that `emb(ids) * mask[..., None]` needs no guard on them.
+            for k, n in zip(t.get_shape(), v.shape):
+                if k < 0 and isinstance(n, int) and n not in shared:
+                    shared[n] = self.mode.shape_env.create_unbacked_symint()
+                    torch._check(shared[n] >= 0)
+            return self.empty(t, [shared.get(n) if k < 0 and isinstance(n, int) else None
+                                  for k, n in zip(t.get_shape(), v.shape)])
+
+        return [grown(a.type, v) if isinstance(a.type, TensorType) and isinstance(v, torch.Tensor)
                 and type_of_value(v) != a.type and DYNAMIC_INDEX in a.type.get_shape() else
                 Unknown(type_of_value(v)) if type(v) in (bool, int, float) and (a.type in _PLACEHOLDERS or a.type == d.ANY) else
                 self._declared_list(a.type, v) for a, v in zip(args, inits)]

@@ -257,6 +257,34 @@ def test_a_0d_float64_value_does_not_go_to_onnx_runtime():
         assert torch.equal(want[0], got[0]) and torch.equal(want[1], got[1]), (p, want, got)
 
 
+def test_mask_assignment_of_one_row_does_not_go_to_onnx_runtime(tmp_path):
+    """`out[active] = logits[active]` traced where the mask selects one row: the
+    TorchScript exporter fixes the values' shape, and two rows then failed in ORT's
+    Reshape ("requested shape {3}"; a per-sample early exit, found by a probe).
+    Such a sub-DNN is a backend error; with two rows selected the export holds."""
+    from dycl.tensor_ops import setitem
+
+    def assign(logits, active, out):
+        return (setitem(out, active, logits[active]),)
+
+    def example(rows):
+        active = torch.zeros(4, dtype=torch.bool)
+        active[:rows] = True
+        return [torch.randn(4, 3), active, torch.zeros(4, 3)]
+
+    graph = fx.Graph()
+    logits, active, out = (graph.placeholder(n) for n in ("logits", "active", "out"))
+    rows = graph.call_function(operator.getitem, (logits, active))
+    graph.output((graph.call_function(setitem, (out, active, rows)),))
+    gm = fx.GraphModule(nn.Module(), graph)
+    with pytest.raises(BackendError, match="boolean mask selecting at most one row"):
+        OnnxRuntimeBackend().build(SubgraphSpec("sub_m", gm, example(1)), Target(), tmp_path)
+    run = load(tmp_path / OnnxRuntimeBackend().build(SubgraphSpec("sub_m", gm, example(2)), Target(), tmp_path))
+    for rows in range(5):
+        x = example(rows)
+        assert torch.equal(run(*x)[0], assign(*x)[0]), rows
+
+
 class SigmoidTails(torch.nn.Module):
     """PonderNet's expected steps, `1 / sigmoid(x).mean()`, and a log-probability."""
 

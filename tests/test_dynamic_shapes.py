@@ -315,3 +315,31 @@ def test_a_size_a_build_excludes_runs_the_sub_dnns_torch_graph():
                 got = cm(x)
             for g, w in zip(got, model(x)):
                 assert torch.equal(g, w)
+
+
+class SplitMergeHeads(torch.nn.Module):
+    """transformers' `_split_heads` / `_merge_heads`: `t.view(t.size()[:-1] + (h, d))`
+    with a dynamic batch. The new shape was a Python object computed on the host,
+    which no sub-DNN takes, so both statements ran as Python (found by a probe of
+    HF-style decoders); it is traced inside the sub-DNN now, sizes symbolic."""
+
+    def __init__(self):
+        super().__init__()
+        self.proj = nn.Linear(8, 8)
+
+    def forward(self, x):
+        t = self.proj(x)
+        heads = t.view(t.size()[:-1] + (2, 4)).permute(0, 2, 1, 3)
+        merged = heads.permute(0, 2, 1, 3).contiguous()
+        return merged.view(merged.size()[:-2] + (8,)) * 2, heads.shape[0]
+
+
+@pytest.mark.parametrize("backend", ["torch", "onnxruntime", "tvm"])
+def test_size_arithmetic_feeding_a_view_stays_in_the_sub_dnn(backend):
+    torch.manual_seed(0)
+    model = SplitMergeHeads().eval()
+    cm = dycl.compile(model, [torch.randn(3, 5, 8)], backend=backend, dynamic=True, fallback="error")
+    for b in (1, 2, 7):
+        x = torch.randn(b, 5, 8)
+        want, got = model(x), cm(x)
+        assert torch.allclose(got[0], want[0], atol=1e-6) and got[1] == want[1] and type(got[1]) is int, b

@@ -83,6 +83,23 @@ def test_the_guard_names_what_changed():
     assert cm._guard.changed() == "fc.weight (parameter) was changed in place"
 
 
+def test_saving_after_a_change_is_an_error(tmp_path):
+    """The calls notice a weight changed after the compile (they run the live model),
+    but `save` wrote the compiled program with the old weights, and the loaded
+    artifact answered with them without a word (found by a probe)."""
+    from dycl.diagnostics import DyclError
+
+    model = Policy().eval()
+    cm = dycl.compile(model, [torch.randn(2, 4)], backend="torch")
+    cm.save(tmp_path / "fresh")  # unchanged: saves
+    with torch.no_grad():
+        model.fc.weight.add_(1)
+    with pytest.raises(DyclError, match=r"cannot save: fc.weight \(parameter\) was changed in place after the "
+                                        r"compile(.|\n)*compile the model again"):
+        cm.save(tmp_path / "stale")
+    assert not (tmp_path / "stale").exists()
+
+
 def test_compiling_a_specialisation_changes_nothing_the_guard_sees():
     """Compile-time runs restore the weights they touched with their version
     counters: a specialisation compiled on first use sent every later call of the

@@ -148,6 +148,26 @@ def _zero_dim_double(gm: torch.fx.GraphModule) -> str | None:
     return None
 
 
+def _one_row_mask_assignment(gm: torch.fx.GraphModule) -> str | None:
+    """`out[mask] = rows` (dycl.tensor_ops.setitem) whose mask selected 0 or 1 rows in
+    the run ShapeProp recorded: the TorchScript exporter then fixes the values'
+    shape, and a mask selecting another number of rows fails in ORT's Reshape."""
+    from dycl.tensor_ops import setitem
+
+    def meta(a: Any) -> Any:
+        return a.meta.get("tensor_meta") if isinstance(a, torch.fx.Node) else None
+
+    for n in gm.graph.nodes:
+        if n.op != "call_function" or n.target is not setitem or len(n.args) != 3:
+            continue
+        index, value = n.args[1], meta(n.args[2])
+        masks = [m for m in (index if isinstance(index, (tuple, list)) else [index])
+                 if getattr(meta(m), "dtype", None) == torch.bool and len(meta(m).shape) > 0]
+        if masks and value is not None and len(value.shape) > 0 and value.shape[0] <= 1:
+            return f"a tensor of shape {list(value.shape)} (node {n.name})"
+    return None
+
+
 @contextlib.contextmanager
 def _training_flags_kept(root: nn.Module) -> Iterator[None]:
     """The exporter restores only the root's mode, with `train()`, which sets every
@@ -228,6 +248,9 @@ class OnnxRuntimeBackend(Backend):
             # with a scalar (`p.max() >= 0.9` on a double `p` compared in float32).
             raise BackendError(f"sub-DNN {spec.name} computes a 0-d float64 value ({where}), which the ONNX "
                                "export computes in float32")
+        if (where := _one_row_mask_assignment(recorded)) is not None:
+            raise BackendError(f"sub-DNN {spec.name} assigns {where} through a boolean mask selecting at most one "
+                               "row here; the ONNX export keeps that count (other counts fail in Reshape)")
         file = f"{spec.name}.onnx"
         export_onnx(spec, out_dir / file)
         try:

@@ -26,6 +26,7 @@ from dycl.dialects import dycl as d
 from dycl.frontend.exceptions import is_super_init
 from dycl.frontend.inplace import maybe_tensor
 from dycl.frontend.loops import NeedsStatic, RuntimeRange
+from dycl.frontend.operator_calls import IN_PLACE_OPS, STATEMENT_DUNDERS, as_statement, statement_function
 from dycl.frontend.values import (
     Closure,
     Partial,
@@ -209,6 +210,39 @@ def _has_hooks(m: nn.Module) -> bool:
     return any(bool(h) for h in (*own, *shared))
 
 
+def _compile_time_values(values: list[Value]) -> list[Any] | None:
+    """The Python values of constants, objects folded at compile time and sequences
+    of them; None where one is known only at run time."""
+    out: list[Any] = []
+    for v in values:
+        if isinstance(v, Static):
+            out.append(v.value)
+        elif isinstance(v, StaticObject):
+            out.append(v.obj)
+        elif type(v) is SeqVal and (items := _compile_time_values(v.items)) is not None:
+            out.append(items if v.is_list else tuple(items))
+        else:
+            return None
+    return out
+
+
+def _own_python_call(target: Any) -> tuple[Any, Any] | None:
+    """(function, object) where calling `target` runs Python code of the model's own
+    classes on a plain object: a bound method of one, or an instance whose class
+    defines `__call__` (HF's logits processors). Not modules, torch or builtins."""
+    if isinstance(target, types.MethodType):
+        function, obj = target.__func__, target.__self__
+    elif not isinstance(target, type):
+        function, obj = getattr(type(target), "__call__", None), target
+    else:
+        return None
+    if not inspect.isfunction(function) or isinstance(obj, (nn.Module, type)):
+        return None
+    if (function.__module__ or "").split(".")[0] in ("torch", "builtins", "functools", "typing"):
+        return None
+    return function, obj
+
+
 class CallLowering:
     """Mixin of Lowerer: calls."""
 
@@ -232,6 +266,8 @@ class CallLowering:
             return self._super(e, scope)
         e.func._dycl_callee = True  # type: ignore[attr-defined] (an attribute there is a method, not a value)
         fn = self.expr(e.func, scope)
+        if (done := self._call_as_statement(fn, e, scope)) is not None:
+            return done
         args: list[Value] = []
         for a in e.args:
             if isinstance(a, ast.Starred):  # f(*xs): the elements, known at compile time
@@ -256,6 +292,30 @@ class CallLowering:
             else:
                 kwargs[k.arg] = self.expr(k.value, scope)
         return self.call_value(fn, args, kwargs, e, scope)
+
+    def _call_as_statement(self: Lowerer, fn: Value, e: ast.Call, scope: _Scope) -> Value | None:
+        """`operator.setitem(h, 0, v)`, `h.__iadd__(1)`, `torch.Tensor.__iadd__(h, 1)`:
+        lowered as the statement they perform (see dycl.frontend.operator_calls)."""
+        if isinstance(fn, MethodRef) and fn.name in STATEMENT_DUNDERS and isinstance(e.func, ast.Attribute):
+            dunder, target, rest = fn.name, e.func.value, list(e.args)
+        elif isinstance(fn, GlobalRef) and (dunder := statement_function(fn.obj)) is not None and e.args:
+            target, rest = e.args[0], list(e.args[1:])
+        else:
+            return None
+        if e.keywords or any(isinstance(a, ast.Starred) for a in e.args) or \
+                len(rest) != (2 if dunder == "__setitem__" else 1):
+            raise self.unsupported(e, f"'{dunder}' called with these arguments")
+        if dunder in IN_PLACE_OPS:
+            old = self.expr(target, scope)
+            if not isinstance(target, (ast.Name, ast.Subscript, ast.Attribute)) or \
+                    not (maybe_tensor(old) or isinstance(old, SeqVal) and old.is_list):
+                # nothing named changes: a number's or a tuple's new value, or a temporary's
+                v = self._binop(IN_PLACE_OPS[dunder](), old, self.expr(rest[0], scope), e)
+                if maybe_tensor(old) and isinstance(v, SSAValue):
+                    v = self.call_function("dycl.tensor_ops.inplace_result", [v, old], {}, e)
+                return v
+        self._stmt(as_statement(dunder, target, rest, e), scope)
+        return self.expr(target, scope) if dunder in IN_PLACE_OPS else Static(None)
 
     def _super(self: Lowerer, e: ast.Call, scope: _Scope) -> Value:
         """`super()` in a method of a module (the class is the method's `__class__`
@@ -320,6 +380,13 @@ class CallLowering:
                 return self._inline(target, None, args, kwargs, e)
             if callable(target) and (q := qualname_of(target)) is not None and _importable(q, target):
                 return self._call_global(GlobalRef(q, target), args, kwargs, e)  # type: ignore[arg-type]
+            if (called := _own_python_call(target)) is not None:
+                # A processor object (`self.warper(ids, scores)`, a method of a config
+                # object): its class's Python code, inlined with the object as `self`.
+                function, obj = called
+                receiver = StaticObject(obj, fn.expr if obj is target else fn.expr.rsplit(".", 1)[0])
+                self._fold_read(obj, "__class__", e)
+                return self._inline(function, receiver, args, kwargs, e)
         raise self.error(e, "this value is not callable")
 
     def _call_module(self: Lowerer, m: ModuleRef, args: list[Value], kwargs: dict[str, Value], node: ast.Call,
@@ -634,6 +701,14 @@ class CallLowering:
             return self.make_exception(obj, args, kwargs, node)
         if (built := self.python_object(obj, args, kwargs, node)) is not None:
             return built
+        if isinstance(obj, type) and not issubclass(obj, nn.Module) and \
+                inspect.isfunction(getattr(obj, "__call__", None)) and \
+                (obj.__module__ or "").split(".")[0] not in ("torch", "builtins", "functools", "typing") and \
+                (known := _compile_time_values([*args, *kwargs.values()])) is not None:
+            # `TemperatureLogitsWarper(0.7)`, `LogitsProcessorList([...])` built in forward
+            # from constants and such objects: made now (their __call__ is inlined)
+            made = obj(*known[:len(args)], **dict(zip(kwargs, known[len(args):])))
+            return StaticObject(made, ast.unparse(node))
         if inspect.isfunction(obj) and not g.qualname.startswith("torch."):
             return self._inline(obj, None, args, kwargs, node)
         if "out" in kwargs and not (isinstance(kwargs["out"], Static) and kwargs["out"].value is None):

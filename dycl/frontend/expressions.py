@@ -20,7 +20,7 @@ import torch
 from torch import nn
 from xdsl.dialects import arith
 from xdsl.dialects.builtin import ArrayAttr, IntegerAttr, NoneAttr, TensorType, i1, i64
-from xdsl.ir import BlockArgument, SSAValue
+from xdsl.ir import BlockArgument, Operation, SSAValue
 
 from dycl.dialects import dycl as d
 from dycl.frontend.loops import NeedsStatic, _Injected
@@ -479,6 +479,13 @@ class ExpressionLowering:
             return True
         if isinstance(owner, d.ConstantOp) and isinstance(owner.value, NoneAttr):
             return True
+        if isinstance(v, BlockArgument) and v in self._loop_entries and v.block.parent_op() is None:
+            # Asked while its loop's body is lowered: what enters it (its yields are checked
+            # once the loop is built, see `check_loop_none_tests`).
+            if self._may_be_none(self._loop_entries[v], seen):
+                return True
+            self._assumed_not_none.add(v)
+            return False
         loop, k = (owner, v.index) if isinstance(owner, (d.ForOp, d.WhileOp)) else (None, 0)
         if isinstance(v, BlockArgument) and isinstance(parent := v.block.parent_op(), (d.ForOp, d.WhileOp)):
             loop, k = parent, v.index - (1 if isinstance(parent, d.ForOp) else 0)
@@ -491,6 +498,18 @@ class ExpressionLowering:
         if isinstance(owner, d.GetItemOp):  # `k, y = self.pick(x)` of `return 1, y` / `return None, None`
             return self._item_may_be_none(owner.source, owner.index.value.data, seen)
         return any([self._may_be_none(p, seen) for p in self._joins.get(v, ())])
+
+    def check_loop_none_tests(self: Lowerer, loop: Operation, node: ast.AST) -> None:
+        """A value an `is None` test in the body took as never None (it enters the loop
+        as a tensor) must not become None in a later iteration."""
+        for region in loop.regions:
+            for arg in region.block.args:
+                self._loop_entries.pop(arg, None)
+                if arg in self._assumed_not_none:
+                    self._assumed_not_none.discard(arg)
+                    if self._may_be_none(arg):
+                        raise self.unsupported(node, "an `is None` test on a loop-carried value that becomes "
+                                                     "None in a later iteration")
 
     def _item_may_be_none(self: Lowerer, t: SSAValue, k: int, seen: set[SSAValue]) -> bool:
         """Whether element `k` of the tuple `t` may hold None (through the joins that made `t`)."""
@@ -663,6 +682,10 @@ class ExpressionLowering:
             if self.loop_depth:
                 raise NeedsStatic
             return self._get_at_run_time(SeqVal([Static(e) for e in base.value]), index, node)
+        if isinstance(base, (StaticObject, ObjectRef)) and isinstance(index, Static) and type(index.value) is int:
+            items = self.iter_items(base, node)  # (a list of processor objects)
+            if items is not None and -len(items) <= index.value < len(items):
+                return items[index.value]
         if isinstance(base, ObjectVal):
             if base.probe is None:
                 raise self.error(node, f"'{base.cls.__name__}' object is not subscriptable")

@@ -23,7 +23,8 @@ from dycl.dialects import dycl as d
 from dycl.frontend.inplace import bound_values, maybe_tensor, possible_roots
 from dycl.frontend.state import is_state_key
 from dycl.frontend.restructure import always_exits, contains_exit, guard_breaks, init_flag, restructure, unless
-from dycl.frontend.values import Closure, DictVal, ObjectVal, GlobalRef, ModuleRef, PathDependent, SeqVal, Static, Value, copy_env, same_value
+from dycl.frontend.values import (Closure, DictVal, ObjectRef, ObjectVal, GlobalRef, ModuleRef, PathDependent, SeqVal,
+                                  Static, StaticObject, Value, copy_env, same_value)
 
 if TYPE_CHECKING:
     from dycl.frontend.lowering import Lowerer, _Scope
@@ -228,6 +229,10 @@ class LoopLowering:
             return list(it.members())
         if isinstance(it, ModuleRef) and isinstance(it.module, nn.ModuleDict):
             return [Static(k) for k in it.module.keys()]
+        if isinstance(it, (StaticObject, ObjectRef)) and isinstance(it.obj, (list, tuple)) and it.obj and \
+                all(_plain_object(x) for x in it.obj):
+            # a list of processor objects held by the model (HF's LogitsProcessorList)
+            return [StaticObject(x, f"{it.expr}[{i}]") for i, x in enumerate(it.obj)]
         return None
 
     def _unrolled_for(self: Lowerer, s: ast.For, items: list[Value], rest: list[ast.stmt] | None, scope: _Scope) -> bool:
@@ -327,6 +332,7 @@ class LoopLowering:
         try:
             inits = [self.materialize(scope.env[n], s) for n in carried]
             body_block = Block(arg_types=[i64] + _carried_types(inits))
+            self._loop_entries.update(zip(body_block.args[1:], inits))
             lb, ub, st = (self._index_value(b, s) for b in bounds)
             sub = self._loop_scope(scope, carried, body_block.args[1:])
             body_block.args[0].name_hint = s.target.id if elements is None else None
@@ -356,6 +362,7 @@ class LoopLowering:
             self._rollback(mark)
             raise
         for_op = self.emit(d.ForOp(lb, ub, st, inits, Region(body_block)), s)
+        self.check_loop_none_tests(for_op, s)
         for n, res in zip(carried, for_op.results):
             res.name_hint = n
             scope.env[n] = res
@@ -472,6 +479,8 @@ class LoopLowering:
         inits = [self.materialize(scope.env[n], s) for n in carried]
         cond_block = Block(arg_types=_carried_types(inits))
         body_block = Block(arg_types=_carried_types(inits))
+        for block in (cond_block, body_block):
+            self._loop_entries.update(zip(block.args, inits))
         with self._in_block(cond_block):
             sub = self._loop_scope(scope, carried, cond_block.args)
             c = self.to_bool(self.truth(s.test, sub), s.test)
@@ -499,6 +508,7 @@ class LoopLowering:
         if sub.terminated and not any(True for _ in body_block.ops):
             raise self.error(s, "while loop body always leaves the loop")
         loop = self.emit(d.WhileOp(inits, bound, Region(cond_block), Region(body_block)), s)
+        self.check_loop_none_tests(loop, s)
         for n, res in zip(carried, loop.results):
             res.name_hint = n
             scope.env[n] = res
@@ -649,6 +659,15 @@ class LoopLowering:
         """Erase ops emitted into the current block after `mark` (a failed attempt)."""
         while self.block.last_op is not None and self.block.last_op is not mark:
             self.block.erase_op(self.block.last_op, safe_erase=False)
+
+
+def _plain_object(x: Any) -> bool:
+    """An instance of a class of the model's own Python (not a tensor, a module, a
+    container or a constant): folded where it is read, its changes noticed."""
+    import torch
+
+    return not isinstance(x, (torch.Tensor, nn.Module, type, list, tuple, dict, set, str, bytes, int, float,
+                              bool, type(None))) and type(x).__module__.split(".")[0] not in ("torch", "builtins")
 
 
 def _carried_types(inits: list[SSAValue]) -> list[Any]:

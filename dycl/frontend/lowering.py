@@ -147,6 +147,9 @@ class Lowerer(ScopeLowering, ExpressionLowering, CallLowering, LoopLowering, Reg
         self._call_scopes: list[_Scope] = []  # scopes of the calls being lowered (call_value)
         self._caller_if_depths: list[int] = []  # how deep in branches each caller's call was made
         self._joins: dict[SSAValue, list[SSAValue]] = {}  # dycl.if result -> what each path yields
+        # a rolled loop's block argument -> its initial value (while the loop op is not built yet)
+        self._loop_entries: dict[SSAValue, SSAValue] = {}
+        self._assumed_not_none: set[SSAValue] = set()  # entries `is None` took as never None
         self._listed: set[SSAValue] = set()  # storages of tensors appended to lists the host holds
         self.emitted = 0  # ops emitted so far
         self.budgets: list[tuple[object, int]] = []  # per-path loops being lowered: (owner, op limit)

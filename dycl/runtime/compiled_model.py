@@ -376,7 +376,13 @@ class CompiledModel:
     def save(self, out_dir: str | Path) -> Path:
         """The artifact, in `out_dir`. A model the artifact holds (for fallback
         regions and module state) is written as it is now: the attributes forward
-        changed on the calls since the compile (`self.calls += 1`) are eager's."""
+        changed on the calls since the compile (`self.calls += 1`) are eager's.
+        A model changed since the compile in a way its calls notice (an optimizer
+        step, a new attribute value) is an error: its artifact would be stale."""
+        if self._guard is not None and (change := self._guard.changed()) is not None:
+            # (the calls run the live model; the artifact would hold the compile's values)
+            raise DyclError(f"cannot save: {change} after the compile, and the artifact holds the compiled "
+                            "program with the old value", note="compile the model again, then save")
         out = Path(out_dir)
         if out.resolve() != self.path.resolve():
             shutil.copytree(self.path, out, dirs_exist_ok=True)

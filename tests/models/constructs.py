@@ -4,6 +4,7 @@ import collections
 import contextlib
 import dataclasses
 import functools
+import operator
 
 import torch
 import torch.nn.functional as F
@@ -1241,6 +1242,140 @@ class SlicesWithRunTimeBounds(nn.Module):
 
 CASES["slices_with_run_time_bounds"] = (SlicesWithRunTimeBounds, [(x[0].reshape(2, 2).repeat(2, 1),)
                                                                  for x in sign_inputs()] + [(torch.ones(4, 2),)])
+
+
+
+class AccumulatorBecomesTensor(nn.Module):
+    """ACT/PonderNet style: `cost = 0` and `prev = None` before a data-dependent
+    `while`, a tensor after its first iteration (the loop's first iteration is
+    peeled; a loop that runs no iteration returns the int 0 and None, as eager)."""
+
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(4, 4)
+
+    def forward(self, x):
+        cost = 0
+        halt = 0.0
+        prev = None
+        steps = 0
+        while x.abs().sum() > 1.0 and steps < 5:
+            y = torch.tanh(self.fc(x))
+            if prev is not None:
+                y = y + 0.5 * prev
+            prev = y
+            p = torch.sigmoid(y.mean())
+            cost = cost + (1 - p)
+            halt += p
+            x = x * 0.5
+            steps += 1
+        return cost, halt, prev, steps
+
+
+CASES["accumulator_becomes_tensor"] = (AccumulatorBecomesTensor, sign_inputs() + [(torch.zeros(1, 4),)])
+
+
+class OperatorCallsInPlace(nn.Module):
+    """In-place updates spelled as calls: `operator.setitem`, `operator.iadd`/`imul`,
+    `h.__iadd__`, `torch.Tensor.__setitem__` on tensors (every name bound to them
+    sees the change), `operator.iadd` on a list and `operator.setitem` on a dict,
+    and `operator.iadd` on an int (which changes nothing: its value is the sum).
+    Their unused results were dropped with the change."""
+
+    def forward(self, x):
+        h = x * 2
+        alias = h
+        operator.setitem(h, (0, 0), -5.0)
+        operator.iadd(h, 1)
+        h.__imul__(3)
+        torch.Tensor.__setitem__(alias, (0, 1), 7.0)
+        if h.sum() > 0:
+            operator.isub(alias, x)
+        outs = [h]
+        operator.iadd(outs, [x + 1])
+        d = {"a": x}
+        operator.setitem(d, "b", h.sum())
+        n = 3
+        m = operator.iadd(n, 2)
+        return h, alias, outs, d, n, m
+
+
+CASES["operator_calls_in_place"] = (OperatorCallsInPlace, sign_inputs())
+
+
+
+class _Temperature:
+    """transformers' logits warpers are plain objects with `__call__`, not modules."""
+
+    def __init__(self, temperature):
+        self.temperature = temperature
+
+    def __call__(self, input_ids, scores):
+        return scores / self.temperature
+
+
+class _RepetitionPenalty:
+    def __init__(self, penalty):
+        self.penalty = penalty
+
+    def __call__(self, input_ids, scores):
+        score = torch.gather(scores, 1, input_ids)
+        score = torch.where(score < 0, score * self.penalty, score / self.penalty)
+        return scores.scatter(1, input_ids, score)
+
+
+class _ProcessorList(list):
+    def __call__(self, input_ids, scores):
+        for processor in self:
+            scores = processor(input_ids, scores)
+        return scores
+
+
+class _MaxLength:
+    def __init__(self, max_length):
+        self.max_length = max_length
+
+    def __call__(self, input_ids, scores):
+        return input_ids.shape[-1] >= self.max_length
+
+
+class GreedyGenerateProcessors(nn.Module):
+    """transformers' greedy `generate` as published: logits processors and stopping
+    criteria as plain callable objects (a list subclass with `__call__`, one built
+    in forward), ids and attention mask grown together by torch.cat each step
+    (carried with one dynamic length), `unfinished_sequences`, an EOS break."""
+
+    def __init__(self):
+        super().__init__()
+        self.emb = nn.Embedding(12, 8)
+        self.head = nn.Linear(8, 12)
+        self.processors = _ProcessorList([_RepetitionPenalty(1.3)])
+        self.criteria = [_MaxLength(9)]
+        self.eos = 9
+
+    def forward(self, x):
+        input_ids = (x.abs() * 7).long() % 12
+        attention_mask = torch.ones_like(input_ids)
+        processors = _ProcessorList([*self.processors, _Temperature(0.7)])
+        unfinished = torch.ones(input_ids.shape[0], dtype=torch.long)
+        cur_len = input_ids.shape[-1]
+        while cur_len < 12:
+            h = (self.emb(input_ids) * attention_mask[..., None]).sum(1) / attention_mask.sum(1, keepdim=True)
+            scores = processors(input_ids, self.head(h))
+            next_tokens = torch.argmax(scores, dim=-1) * unfinished
+            input_ids = torch.cat([input_ids, next_tokens[:, None]], dim=-1)
+            attention_mask = torch.cat([attention_mask, attention_mask.new_ones((attention_mask.shape[0], 1))], dim=-1)
+            cur_len = cur_len + 1
+            unfinished = unfinished.mul((next_tokens != self.eos).long())
+            if unfinished.max() == 0:
+                break
+            if any(c(input_ids, scores) for c in self.criteria):
+                break
+        return input_ids, attention_mask.sum()
+
+
+CASES["greedy_generate_processors"] = (GreedyGenerateProcessors, [  # EOS after 3, 2 and 4 steps; the length limit
+    (torch.randn(2, 4, generator=torch.Generator().manual_seed(int(k * 10))) * k,) for k in (0.3, 1.0, 2.0, 5.0)])
 
 
 def check_matches_eager(name: str, **compile_options) -> None:

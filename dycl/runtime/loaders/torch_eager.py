@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 import os
 import threading
 from collections.abc import Callable
@@ -18,12 +19,17 @@ def load(path: str, target: dict[str, Any]) -> Callable[..., list[Any]]:
     # torch.export.load unpickles sample inputs and constants, retrying with
     # weights_only=False when that fails: a replaced pickle would run its payload.
     # Forced weights-only while loading (torch reads the variable on every load).
+    # (its deserializer warns of a size symbol the graph no longer uses: nothing to act on)
+    serde_log = logging.getLogger("torch._export.serde.serialize")
     with _TORCH_LOAD_LOCK:
         before = os.environ.get("TORCH_FORCE_WEIGHTS_ONLY_LOAD")
         os.environ["TORCH_FORCE_WEIGHTS_ONLY_LOAD"] = "1"
+        level = serde_log.level
+        serde_log.setLevel(logging.ERROR)
         try:
             ep = torch.export.load(path)
         finally:
+            serde_log.setLevel(level)
             if before is None:
                 del os.environ["TORCH_FORCE_WEIGHTS_ONLY_LOAD"]
             else:
