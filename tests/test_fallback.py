@@ -141,6 +141,27 @@ def test_a_whole_untranslatable_forward_is_one_region():
     assert "*args" in region["reason"]
 
 
+class DecoratedUntranslatable(nn.Module):
+    @torch.no_grad()
+    def forward(self, x):
+        total = 0
+        while True:  # the carried number becomes a tensor, and the loop may break: Python
+            x = x * 0.5
+            total = total + x.mean()
+            if x.norm() < 0.5:
+                break
+        return total
+
+
+def test_a_whole_forward_region_is_located_in_the_users_file():
+    """`@torch.no_grad()` on forward: the region was located in torch's _contextlib.py."""
+    cm = dycl.compile(DecoratedUntranslatable(), [torch.ones(2, 4)], backend="torch")
+    (region,) = cm.fallbacks
+    assert region["construct"] == "forward" and region["loc"].startswith("test_fallback.py:"), region
+    x = torch.full((2, 4), 3.0)
+    assert torch.equal(cm(x), DecoratedUntranslatable()(x))
+
+
 def test_module_state_read_after_a_region_writes_it_is_not_folded():
     factory, inputs, _, _ = CASES["print_and_count"]
     cm = dycl.compile(factory(), list(inputs[0]), backend="torch")

@@ -134,3 +134,25 @@ def test_ordinary_inputs_still_match(model, compiled):
     got = compiled(x)
     for i in range(len(OUTPUTS)):
         assert_same_specials(want[i], got[i], OUTPUTS[i])
+
+
+class HostIntPastInt64(nn.Module):
+    """A host number computed past int64 (`int(x.sum()) * 2 ** 40`) handed to a sub-DNN."""
+
+    def forward(self, x):
+        n = int(x.sum())
+        return x + n * 2 ** 40
+
+
+@pytest.mark.parametrize("backend", ["torch", "onnxruntime", "tvm"])
+def test_a_host_int_past_int64_raises_eagers_overflow_error(backend):
+    """numpy made an object array of it: a TypeError (torch), ONNX Runtime's
+    INVALID_ARGUMENT about a string tensor, where eager raises OverflowError."""
+    model = HostIntPastInt64()
+    cm = dycl.compile(model, [torch.tensor([1, 2])], backend=backend)
+    x = torch.tensor([10 ** 12, 0])
+    with pytest.raises(OverflowError, match="int too big to convert"):
+        model(x)
+    with pytest.raises(OverflowError, match="int too big to convert"):
+        cm(x)
+    assert torch.equal(cm(torch.tensor([3, 4])), model(torch.tensor([3, 4])))

@@ -350,6 +350,9 @@ class CallLowering:
         if isinstance(fn, Partial):
             return self.call_value(fn.fn, [*fn.args, *args], {**fn.kwargs, **kwargs}, e, scope)
         if isinstance(fn, GlobalRef):
+            if statement_function(fn.obj) is not None:
+                # (`functools.reduce(operator.iadd, outs)`: an update of the first, not a value)
+                raise self.unsupported(e, f"'{fn.qualname}' called as a function value (an in-place update)")
             if fn.obj is getattr(torch, "cond", None):
                 return self.call_cond(args, kwargs, e, scope)
             if fn.obj is functools.partial and args and isinstance(
@@ -651,6 +654,15 @@ class CallLowering:
             if obj is itertools.chain:
                 return SeqVal([x for seq in seqs for x in seq])
             return SeqVal([SeqVal(list(t)) for t in obj(*seqs, *rest)])
+        if obj is functools.reduce and not kwargs and 2 <= len(args) <= 3 and \
+                (items := self.iter_items(args[1], node)) is not None:
+            # reduce(f, xs[, start]) over a compile-time sequence: f's calls, in order
+            if len(args) == 2 and not items:
+                raise self.error(node, "reduce() of empty iterable with no initial value")
+            acc, rest = (args[2], items) if len(args) == 3 else (items[0], items[1:])
+            for item in rest:
+                acc = self.call_value(args[0], [acc, item], {}, node, self._caller_scopes[-1])
+            return acc
         if obj in (getattr, hasattr) and len(args) >= 2 and isinstance(args[1], Static):
             target, name = args[0], args[1].value
             if obj is hasattr:

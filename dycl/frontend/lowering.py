@@ -1027,7 +1027,7 @@ def whole_forward_module(model: nn.Module, example_inputs: Sequence[Any], model_
     code = (f"def __dycl_region({', '.join(['__dycl_root', *params])}):\n"
             f"    return __dycl_root({call})\n")
     try:
-        fwd = model.forward
+        fwd = inspect.unwrap(model.forward)  # (`@torch.no_grad()` wraps it: its own lines, not torch's)
         file = inspect.getsourcefile(fwd) or "<unknown>"
         line = inspect.getsourcelines(fwd)[1]
     except (OSError, TypeError):

@@ -1378,6 +1378,28 @@ CASES["greedy_generate_processors"] = (GreedyGenerateProcessors, [  # EOS after 
     (torch.randn(2, 4, generator=torch.Generator().manual_seed(int(k * 10))) * k,) for k in (0.3, 1.0, 2.0, 5.0)])
 
 
+
+class FunctoolsReduce(nn.Module):
+    """`functools.reduce` over compile-time sequences: a lambda folding the layers,
+    `operator.add` over a list of tensors, `operator.mul` over the shape (was one
+    opaque call: the whole forward ran as Python, reason a SyntaxError)."""
+
+    def __init__(self):
+        super().__init__()
+        self.layers = nn.ModuleList([nn.Linear(4, 4) for _ in range(3)])
+
+    def forward(self, x):
+        h = functools.reduce(lambda acc, layer: torch.relu(layer(acc)), self.layers, x)
+        total = functools.reduce(operator.add, [h, x * 2, x.sign()])
+        n = functools.reduce(operator.mul, x.shape)
+        if total.sum() > 0:
+            return total / n, n
+        return -total, functools.reduce(lambda a, b: a + b, [1, 2, 3])
+
+
+CASES["functools_reduce"] = (FunctoolsReduce, sign_inputs())
+
+
 def check_matches_eager(name: str, **compile_options) -> None:
     """Compile case `name` and compare it with eager on all its inputs (type and values)."""
     import dycl

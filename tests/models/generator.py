@@ -5,7 +5,8 @@
 if/elif/else on tensor predicates, conditional expressions, `and`/`or`/`not`,
 early `return` in branches and loops, `break`/`continue` in `for` loops over
 `range(k)` and over an `nn.ModuleList`, data-dependent `while` loops bounded by a
-counter and a `# dycl: max_iterations` comment, growing a list or a tuple) with a
+counter and a `# dycl: max_iterations` comment, growing a list or a tuple, or an
+accumulator that enters as 0, 0.0 or None and leaves as a tensor) with a
 small set of tensor ops, plus an inlined helper `self._f(x, i)`. Every tensor is (1, 4) float32; every loop has
 a constant trip count; every name is assigned on every path before it is read,
 so each program is valid, well-typed Python that always terminates.
@@ -608,6 +609,20 @@ class _Builder:
             tail = [f"{ind}if {acc}:", f"{ind}    {v} = {v} + torch.stack({acc}).mean(0) * len({acc})"]
             if self.chance(50):
                 tail.append(f"{ind}{v} = {v} - {acc}[-1] if len({acc}) > 1 else {v}")
+        if self.chance(30):
+            # An accumulator that enters as a number or None and leaves as a tensor (ACT's
+            # ponder cost, a `prev` state): the loop's first iteration is peeled.
+            cost, v = f"cost{counter}", self.var(ctx)
+            start = self.pick(("0", "0.0", "None"))
+            self.features.add("accumulator_becomes_tensor")
+            item = f"{self.var(inner)}.mean() * {self.pick(MUL_CONSTS)}"
+            head.insert(0, f"{ind}{cost} = {start}")
+            if start == "None":
+                body = body + [f"{ind}    {cost} = {item} if {cost} is None else {cost} + {item}"]
+                tail = tail + [f"{ind}if {cost} is not None:", f"{ind}    {v} = {v} + {cost}"]
+            else:
+                body = body + [f"{ind}    {cost} = {cost} + {item}"]
+                tail = tail + [f"{ind}{v} = {v} + {cost}"]
         # It may run no iteration: it never ends the function, and names first
         # assigned in its body are not used after it.
         return head + body + tail, ctx.defined, None

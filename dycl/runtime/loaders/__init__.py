@@ -88,3 +88,14 @@ def _provider(backend: str) -> str:
     if plugin is not None:
         return f"backend '{backend}' comes from {plugin.describe()}; the loader it names must be importable"
     return f"backend '{backend}' must be installed where the model is loaded"
+
+
+def scalar_array(a: bool | int | float) -> Any:
+    """A host scalar as the 0-d array a sub-DNN takes: a float as float32, an int as
+    int64, a bool as bool. An int past int64 raises eager's OverflowError (numpy made
+    an object array of it, which every runtime refused with another error)."""
+    import numpy
+
+    if type(a) is int and not -(1 << 63) <= a < (1 << 63):
+        raise OverflowError("int too big to convert")
+    return numpy.array(a, dtype="float32" if isinstance(a, float) else None)

@@ -5,6 +5,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from dycl.runtime.loaders import scalar_array
+
 
 def load(path: str, target: dict[str, Any]) -> Callable[..., list[Any]]:
     import torch
@@ -18,9 +20,7 @@ def load(path: str, target: dict[str, Any]) -> Callable[..., list[Any]]:
             # read as one would be wrong).
             return a if a.is_contiguous() else a.contiguous()
         if isinstance(a, (bool, int, float)):  # a host scalar: a 0-d tensor
-            import numpy
-
-            return torch.from_numpy(numpy.array(a, dtype="float32" if isinstance(a, float) else None))
+            return torch.from_numpy(scalar_array(a))
         return torch.from_dlpack(a).contiguous()
 
     def run(*args):

@@ -8,6 +8,8 @@ import os
 from collections.abc import Callable
 from typing import Any
 
+from dycl.runtime.loaders import scalar_array
+
 
 def session_options() -> Any:
     """SessionOptions for a dycl session: errors-only logging, and a thread pool that
@@ -54,7 +56,7 @@ def load(path: str, target: dict[str, Any]) -> Callable[..., list[Any]]:
             if isinstance(a, OrtValue):
                 return a
             if isinstance(a, (bool, int, float)):  # a host scalar: a 0-d tensor
-                return OrtValue.ortvalue_from_numpy(np.array(a, dtype="float32" if isinstance(a, float) else None))
+                return OrtValue.ortvalue_from_numpy(scalar_array(a))
             return OrtValue.from_dlpack(a)  # torch, TVM, numpy: shares the memory
 
         def run_cuda(*args):
@@ -89,15 +91,16 @@ def load(path: str, target: dict[str, Any]) -> Callable[..., list[Any]]:
         if isinstance(a, np.ndarray):
             return a
         if isinstance(a, (bool, int, float)):  # a host scalar: a 0-d tensor, as in other backends
-            return np.array(a, dtype="float32" if isinstance(a, float) else None)
+            return scalar_array(a)
         try:
             return np.from_dlpack(a)
         except (BufferError, RuntimeError, TypeError):  # a DLPack tensor on a device
             return torch.from_dlpack(a).cpu().numpy()
 
     def run(*args):
+        feed = {name: host_array(args[i]) for i, name in used}  # (eager's errors for its inputs, as raised)
         try:
-            got = run_session(outputs, {name: host_array(args[i]) for i, name in used})
+            got = run_session(outputs, feed)
         except Exception as e:
             # onnxruntime's own classes (InvalidArgument, Fail, ...) are no RuntimeError;
             # eager's kernels raise RuntimeError for the same inputs (a max of nothing).

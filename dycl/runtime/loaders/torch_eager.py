@@ -8,6 +8,8 @@ import threading
 from collections.abc import Callable
 from typing import Any
 
+from dycl.runtime.loaders import scalar_array
+
 # torch reads TORCH_FORCE_WEIGHTS_ONLY_LOAD on every load: set for one load at a time.
 _TORCH_LOAD_LOCK = threading.Lock()
 
@@ -40,9 +42,7 @@ def load(path: str, target: dict[str, Any]) -> Callable[..., list[Any]]:
         if isinstance(a, torch.Tensor):
             return a
         if isinstance(a, (bool, int, float)):  # a host scalar: a 0-d tensor
-            import numpy
-
-            return torch.from_numpy(numpy.array(a, dtype="float32" if isinstance(a, float) else None)).to(device)
+            return torch.from_numpy(scalar_array(a)).to(device)
         return torch.from_dlpack(a)
 
     def run(*args):

@@ -13,6 +13,8 @@ import os
 from collections.abc import Callable
 from typing import Any
 
+from dycl.runtime.loaders import scalar_array
+
 
 def load(path: str, target: dict[str, Any]) -> Callable[..., list[Any]]:
     import tvm
@@ -37,8 +39,6 @@ def load(path: str, target: dict[str, Any]) -> Callable[..., list[Any]]:
     # 0.4 us slower per input than from_dlpack.)
     from math import copysign
 
-    import numpy
-
     # Host scalars as 0-d tensors, made once per value: tvm.runtime.tensor takes
     # ~13 us, a fifth of a small sub-DNN's call (router's expert index). Relax
     # functions never write their inputs, so one tensor per value can be shared.
@@ -54,7 +54,7 @@ def load(path: str, target: dict[str, Any]) -> Callable[..., list[Any]]:
                 if len(scalars) >= 1024:  # a value per call (a counter, NaN != NaN): keep it bounded
                     scalars.clear()
                 t = scalars[key] = tvm.runtime.tensor(
-                    numpy.array(a, dtype="float32" if isinstance(a, float) else None), dev)
+                    scalar_array(a), dev)
             return t
         try:
             return from_dlpack(a)
