@@ -364,7 +364,7 @@ class LoopLowering:
         for_op = self.emit(d.ForOp(lb, ub, st, inits, Region(body_block)), s)
         self.check_loop_none_tests(for_op, s)
         for n, res in zip(carried, for_op.results):
-            res.name_hint = n
+            res.name_hint = n if n.isidentifier() else None  # (`$state:...` keys: no SSA name)
             scope.env[n] = res
 
     def _index_value(self: Lowerer, v: Value, node: ast.AST) -> SSAValue:
@@ -510,7 +510,7 @@ class LoopLowering:
         loop = self.emit(d.WhileOp(inits, bound, Region(cond_block), Region(body_block)), s)
         self.check_loop_none_tests(loop, s)
         for n, res in zip(carried, loop.results):
-            res.name_hint = n
+            res.name_hint = n if n.isidentifier() else None  # (`$state:...` keys: no SSA name)
             scope.env[n] = res
         # Names first assigned in the body are unbound if it never runs: reading one
         # after the loop is an error there (a later assignment makes it fine again).
@@ -648,7 +648,7 @@ class LoopLowering:
 
         sub = _Scope(env=copy_env(scope.env))
         for n, a in zip(carried, args):
-            a.name_hint = n
+            a.name_hint = n if n.isidentifier() else None
             sub.env[n] = a
         return sub
 

@@ -1400,6 +1400,31 @@ class FunctoolsReduce(nn.Module):
 CASES["functools_reduce"] = (FunctoolsReduce, sign_inputs())
 
 
+
+class StateInWhileLoop(nn.Module):
+    """Tacotron's decoder keeps its RNN state on `self` and steps it in `while True:`
+    until a stop condition (`self.h = self.cell(x, self.h)`): the loop-carried state's
+    key (`$state:...`) was given to an SSA value as its name, and xDSL's ValueError
+    sent the whole forward to Python."""
+
+    def __init__(self):
+        super().__init__()
+        self.cell = nn.GRUCell(4, 4)
+
+    def forward(self, x):
+        self.h = torch.zeros_like(x)
+        outs = []
+        while True:
+            self.h = self.cell(x, self.h)
+            outs.append(self.h)
+            if self.h.sum() > 0 or len(outs) == 5:
+                break
+        return torch.stack(outs), self.h * 2
+
+
+CASES["state_in_while_loop"] = (StateInWhileLoop, sign_inputs() + [(torch.zeros(1, 4),)])
+
+
 def check_matches_eager(name: str, **compile_options) -> None:
     """Compile case `name` and compare it with eager on all its inputs (type and values)."""
     import dycl
