@@ -17,6 +17,7 @@ from xdsl.pattern_rewriter import (
 )
 
 from dycl.dialects import dycl as d
+from dycl.passes.peel_loops import has_own_break
 
 
 def constant_int(v: SSAValue) -> int | None:
@@ -24,18 +25,6 @@ def constant_int(v: SSAValue) -> int | None:
     if isinstance(op, arith.ConstantOp) and isinstance(op.value, IntegerAttr):
         return op.value.value.data
     return None
-
-
-def _has_break(op: d.ForOp) -> bool:
-    """A break that targets this loop (not a nested one)."""
-    for inner in op.body.walk():
-        if isinstance(inner, d.BreakOp):
-            loop = inner.parent_op()
-            while loop is not None and not isinstance(loop, (d.ForOp, d.WhileOp)):
-                loop = loop.parent_op()
-            if loop is op:
-                return True
-    return False
 
 
 @dataclass
@@ -48,7 +37,7 @@ class UnrollConstantFor(RewritePattern):
         if any(b is None for b in bounds) or bounds[2] == 0:
             return
         trips = range(*bounds)  # type: ignore[arg-type]
-        if len(trips) > self.max_trip_count or _has_break(op):
+        if len(trips) > self.max_trip_count or has_own_break(op):
             return
         current: list[SSAValue] = list(op.iter_args)
         body = op.body.block
