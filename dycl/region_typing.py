@@ -204,20 +204,21 @@ def _set_versions(tensors: list[torch.Tensor], versions: list[int]) -> None:
         setter(tuple(tensors), tuple(versions))
 
 
-def _real(v: Any, placeholder: Callable[[Any], Any], unknown: type, other: bool = False) -> Any:
+def _real(v: Any, placeholder: Callable[[Any], Any], unknown: type, other: bool = False,
+          negative: bool = False) -> Any:
     """A real stand-in for `v`: random floats, zero integers (`other`: other random
-    floats, larger and shifted, and ones)."""
+    floats, larger and shifted, and ones; `negative`: those floats negated)."""
     if isinstance(v, unknown):
         return placeholder(v)
     if isinstance(v, torch.Tensor):
         if v.dtype.is_floating_point:
             x = torch.randn(v.shape, dtype=v.dtype)
-            return x * 3 + 1 if other else x
+            return -(x * 3 + 1) if negative else x * 3 + 1 if other else x
         if v.dtype == torch.bool:
             return torch.full(v.shape, other)
         return (torch.ones if other else torch.zeros)(v.shape, dtype=v.dtype)
     if isinstance(v, (list, tuple)) and not isinstance(v, torch.Size):
-        return type(v)(_real(x, placeholder, unknown, other) for x in v)
+        return type(v)(_real(x, placeholder, unknown, other, negative) for x in v)
     return v
 
 
@@ -290,7 +291,8 @@ def _time_limit(seconds: float) -> Iterator[None]:
 
 def type_region(op: d.PyRegionOp, model: nn.Module, mode: Any, args: list[Any],
                 placeholder: Callable[[Any], Any], unknown: type,
-                other_placeholder: Callable[[Any], Any] | None = None) -> list[Any]:
+                other_placeholder: Callable[[Any], Any] | None = None,
+                third_placeholder: Callable[[Any], Any] | None = None) -> list[Any]:
     fn = make_region(op.code.data, op.globals.data, op.loc.data)
     fake_args = [_real(a, placeholder, unknown) if isinstance(a, unknown) else a for a in args]
     # The user's own `except` could catch what fake tensors raise on data reads and
@@ -332,6 +334,22 @@ def type_region(op: d.PyRegionOp, model: nn.Module, mode: Any, args: list[Any],
             except Exception:  # noqa: BLE001 (other values it refuses: the first run's sizes)
                 again = values
             varying = [_varying_dims(v, w) for v, w in zip(values, again)]
+            if all(x is None for x in varying):
+                # Both runs may pass a threshold alike (`k = int((x > 0).sum())` on one row):
+                # a third on negated values and a host int 0 (`torch.split(x, [k, n - k])`).
+                third_value = third_placeholder or other
+                try:
+                    if real:
+                        third = fn(model, *[_real(a, third_value, unknown, other=True, negative=True) for a in args])
+                    else:
+                        with mode:
+                            third = fn(model, *[third_value(a) if isinstance(a, unknown) else a for a in args])
+                    third = [third] if op.tail is not None else list(third)
+                    varying = [_varying_dims(v, w) for v, w in zip(values, third)]
+                except RegionTimeout:
+                    raise
+                except Exception:  # noqa: BLE001 (values it refuses: what the two runs showed)
+                    pass
         varying = [_held_where(v, dims, grown) for v, dims, grown in zip(values, varying, _loop_grown(op))]
         if d.READS_STATE_ATTR in op.attributes:
             # It reads state forward writes after it (a KV cache grown on each call): one

@@ -835,7 +835,8 @@ def run_region(inferrer: _Inferrer, op: d.PyRegionOp) -> list[Any]:
         # iteration assigned, which this one overwrites: None stands in)
         values = type_region(op, inferrer.model, inferrer.mode, args,
                              lambda u: _PLACEHOLDERS.get(u.type, (None, None))[0], Unknown,
-                             lambda u: _PLACEHOLDERS.get(u.type, (None, None))[1])
+                             lambda u: _PLACEHOLDERS.get(u.type, (None, None))[1],
+                             lambda u: (_FURTHER_STAND_INS.get(u.type) or _PLACEHOLDERS.get(u.type, (None,)))[0])
         marked = op.attributes.get(d.MAY_BE_NONE_ATTR)
         for a in marked.data if isinstance(marked, ArrayAttr) else ():
             # Tested with `is None` after the region: None on other inputs, whatever the

@@ -1425,6 +1425,23 @@ class StateInWhileLoop(nn.Module):
 CASES["state_in_while_loop"] = (StateInWhileLoop, sign_inputs() + [(torch.zeros(1, 4),)])
 
 
+
+class SplitByDataCount(nn.Module):
+    """`torch.split(x, [k, n - k])` with k counted from the data, on one row: the
+    statement runs as Python, typed from compile-time runs that all gave k = 1
+    (positive stand-ins), so a call with k = 0 raised "returned (0, 4); the code
+    after it was compiled for (1, 4)". A third run on negated values and k = 0 shows
+    the size varies."""
+
+    def forward(self, x):
+        k = int((x[:, 0] > 0).sum())
+        a, b = torch.split(x, [k, x.size(0) - k])
+        return a.sum(0), b.sum(0)
+
+
+CASES["split_by_data_count"] = (SplitByDataCount, [(torch.ones(1, 4),), (-torch.ones(1, 4),)])
+
+
 def check_matches_eager(name: str, **compile_options) -> None:
     """Compile case `name` and compare it with eager on all its inputs (type and values)."""
     import dycl
