@@ -211,15 +211,25 @@ def _real(v: Any, placeholder: Callable[[Any], Any], unknown: type, other: bool 
     if isinstance(v, unknown):
         return placeholder(v)
     if isinstance(v, torch.Tensor):
+        shape = [_concrete_size(n, other) for n in v.shape]
         if v.dtype.is_floating_point:
-            x = torch.randn(v.shape, dtype=v.dtype)
+            x = torch.randn(shape, dtype=v.dtype)
             return -(x * 3 + 1) if negative else x * 3 + 1 if other else x
         if v.dtype == torch.bool:
-            return torch.full(v.shape, other)
-        return (torch.ones if other else torch.zeros)(v.shape, dtype=v.dtype)
+            return torch.full(shape, other)
+        return (torch.ones if other else torch.zeros)(shape, dtype=v.dtype)
     if isinstance(v, (list, tuple)) and not isinstance(v, torch.Size):
         return type(v)(_real(x, placeholder, unknown, other, negative) for x in v)
     return v
+
+
+def _concrete_size(n: Any, other: bool) -> int:
+    """A size for a real stand-in: a symbolic one (a mask's count of rows, `u0`) as
+    its hint where it has one, else 2 (3 for the other run)."""
+    if isinstance(n, int):
+        return n
+    hint = getattr(getattr(n, "node", None), "hint", None)
+    return int(hint) if isinstance(hint, int) else 3 if other else 2
 
 
 def _abstract(v: Any, mode: Any, unknown: type, dims: Any = None) -> Any:

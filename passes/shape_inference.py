@@ -722,20 +722,21 @@ class _Inferrer:
         return self.empty(TensorType(t.element_type, [DYNAMIC_INDEX if k in varies else n
                                                       for k, n in enumerate(t.get_shape())]))
 
+    def _read_int(self, op: Operation, operand: SSAValue, before: Operation) -> SSAValue:
+        item = d.ItemOp(operand, i64)
+        item.location = op.location
+        Rewriter.insert_op(item, InsertPoint.before(before))
+        self.set(item.result, Unknown(i64))
+        return item.result
+
     def _integer_index(self, op: d.CallFunctionOp, index: Any) -> Any:
         """`h[tok]` with `tok` a 0-d integer tensor (an argmax) is `h[int(tok)]` in eager
         (negative from the end, IndexError past it): the host reads it, as an int index
         (also inside an index tuple, `probs[0, tok]`, built for this use only)."""
-        def scalar(v: Any) -> bool:
-            return isinstance(v, torch.Tensor) and v.dim() == 0 and not v.dtype.is_floating_point \
-                and not v.dtype.is_complex and v.dtype != torch.bool
+        scalar = _int_scalar_tensor
 
         def read(operand: SSAValue, before: Operation) -> SSAValue:
-            item = d.ItemOp(operand, i64)
-            item.location = op.location
-            Rewriter.insert_op(item, InsertPoint.before(before))
-            self.set(item.result, Unknown(i64))
-            return item.result
+            return self._read_int(op, operand, before)
 
         if scalar(index):
             op.operands[1] = read(op.operands[1], op)
@@ -979,6 +980,12 @@ def _unknowns(v: Any) -> Iterator[Unknown]:
     elif isinstance(v, (tuple, list)):
         for x in v:
             yield from _unknowns(x)
+
+
+def _int_scalar_tensor(v: Any) -> bool:
+    """A 0-d integer tensor: where Python wants an int, eager reads it (`__index__`)."""
+    return isinstance(v, torch.Tensor) and v.dim() == 0 and not v.dtype.is_floating_point \
+        and not v.dtype.is_complex and v.dtype != torch.bool
 
 
 def _run_time_slice(v: Any) -> bool:
