@@ -210,6 +210,21 @@ def _has_hooks(m: nn.Module) -> bool:
     return any(bool(h) for h in (*own, *shared))
 
 
+# Calls that make a new tensor (no view of another): an in-place method on their
+# result changes nothing anyone else holds.
+_FACTORIES = frozenset({"zeros", "ones", "full", "empty", "zeros_like", "ones_like", "full_like", "empty_like",
+                        "new_zeros", "new_ones", "new_full", "new_empty", "clone", "arange", "tensor", "eye"})
+
+
+def _fresh_tensor(receiver: ast.expr | None) -> bool:
+    """`torch.zeros(n, d)`, `x.new_zeros(...)`, `x.clone()`, `(a + b)`: an expression
+    whose tensor is new (not a name's, not a view of one)."""
+    if isinstance(receiver, (ast.BinOp, ast.UnaryOp)):
+        return True
+    return isinstance(receiver, ast.Call) and isinstance(receiver.func, (ast.Attribute, ast.Name)) and \
+        (receiver.func.attr if isinstance(receiver.func, ast.Attribute) else receiver.func.id) in _FACTORIES
+
+
 def _compile_time_values(values: list[Value]) -> list[Any] | None:
     """The Python values of constants, objects folded at compile time and sequences
     of them; None where one is known only at run time."""
@@ -573,6 +588,13 @@ class CallLowering:
         if isinstance(receiver, ast.Name) and scope.env.get(receiver.id) is not recv:
             receiver = None
         out_of_place = name[:-1]
+        fresh = _fresh_tensor(receiver) and isinstance(recv, SSAValue) and (hasattr(torch.Tensor, out_of_place) and
+                                                                           name not in _IN_PLACE_AS)
+        if fresh and name not in _SHAPE_CHANGING_IN_PLACE and name.rstrip("_") not in _RANDOM_IN_PLACE:
+            # `torch.zeros(n, d).scatter_add_(0, idx, src)`: a tensor nobody else holds
+            ops = [recv, *(self.materialize(a, node) for a in args), *(self.materialize(v, node) for v in kwargs.values())]
+            new = self.emit(d.CallMethodOp(out_of_place, ops, list(kwargs)), node).results[0]
+            return self.call_function("dycl.tensor_ops.inplace_result", [new, recv], {}, node)
         if not isinstance(recv, SSAValue) or not isinstance(receiver, ast.Name) or name in _SHAPE_CHANGING_IN_PLACE \
                 or name.rstrip("_") in _RANDOM_IN_PLACE or not (hasattr(torch.Tensor, out_of_place) or name in _IN_PLACE_AS):
             raise self.unsupported(node, f"in-place tensor method '{name}' (in-place mutation)" + (

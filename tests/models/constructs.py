@@ -1442,6 +1442,25 @@ class SplitByDataCount(nn.Module):
 CASES["split_by_data_count"] = (SplitByDataCount, [(torch.ones(1, 4),), (-torch.ones(1, 4),)])
 
 
+
+class InPlaceOnFreshTensors(nn.Module):
+    """Message passing as PyG-style code writes it: in-place methods on tensors just
+    made (`torch.zeros(n, d).scatter_add_(...)`, `x.new_zeros(n).index_add_(...)`,
+    `(a * 2).clamp_(min=0)`), which nobody else holds (they ran as Python: "in-place
+    tensor method 'scatter_add_'")."""
+
+    def forward(self, x):
+        idx = (x[:, 0] > 0).long() + (x[:, 1] > 0).long()
+        out = torch.zeros(3, 4).scatter_add_(0, idx[:, None].expand(-1, 4), x)
+        deg = x.new_zeros(3).index_add_(0, idx, torch.ones(idx.shape[0]))
+        norm = (deg * 2).clamp_(min=1).pow_(-0.5)
+        return out * norm[:, None], deg
+
+
+CASES["in_place_on_fresh_tensors"] = (InPlaceOnFreshTensors, [(x[0].reshape(2, 2).repeat(2, 2),)
+                                                             for x in sign_inputs()])
+
+
 def check_matches_eager(name: str, **compile_options) -> None:
     """Compile case `name` and compare it with eager on all its inputs (type and values)."""
     import dycl
