@@ -195,3 +195,34 @@ def test_multiply_add_rounds_twice_as_eager(target):
     got = _run(mod, target, cpu_pipeline(target), args)
     for a, b in zip(got, MulAdd()(*args)):
         assert np.array_equal(a, b.numpy())
+
+
+class EmptyReductions(nn.Module):
+    """Reductions over a dimension that is 0 at run time (`order[:k]` with k = 0)."""
+
+    def forward(self, idx, x):
+        ok = ((idx >= 0) & (idx < 6)).all()
+        f = idx.float()
+        return ok, f.sum(), f.prod(), x.sum(0), torch.all(x > 0, dim=0), x.mean(0)
+
+
+def test_reductions_over_an_empty_dynamic_dimension_give_eagers_values(tmp_path):
+    """TIR runs a reduction's init inside its loop (`if k == 0`): with no iteration the
+    output kept whatever its buffer held, a different sum each call (an index-bounds
+    check's `all()` said out of range on the first call after a build, found by a
+    probe); and TVM imports `all` as `not max(int8(not t))` from -128, False for an
+    empty tensor. Inits now come before the loops; `all` counts the false elements."""
+    from dycl.backends.base import SubgraphSpec, Target
+    from dycl.backends.tvm import TvmBackend
+    from dycl.runtime.loaders.tvm import load
+
+    model = EmptyReductions()
+    gm = torch.fx.symbolic_trace(model)
+    spec = SubgraphSpec("sub_e", gm, [torch.tensor([1, 2, 3]), torch.randn(5, 6)], dynamic=((0, 0), (1, 0)))
+    run = load(str(tmp_path / TvmBackend().build(spec, Target(), tmp_path)), {"kind": "llvm"})
+    for idx, x in [(torch.zeros(0, dtype=torch.long), torch.randn(0, 6))] * 4 + [(torch.tensor([1, 7]), torch.randn(3, 6))]:
+        torch.randn(4096)  # (other allocations between the calls)
+        want = model(idx, x)
+        got = [torch.from_dlpack(t) if not isinstance(t, torch.Tensor) else t for t in run(idx, x)]
+        for w, g in zip(want, got):
+            assert torch.equal(w, g) or torch.allclose(w, g, equal_nan=True), (idx, w, g)

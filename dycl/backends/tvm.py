@@ -65,6 +65,21 @@ def _export(spec: SubgraphSpec) -> torch.export.ExportedProgram:
             raise BackendError(f"sub-DNN {spec.name} could not be exported: {str(e).splitlines()[0]}") from None
 
 
+_ALL_OPS = (torch.ops.aten.all.default, torch.ops.aten.all.dim, torch.ops.aten.all.dims)
+
+
+def _all_as_count() -> dict[Any, Any]:
+    """`t.all()` as "no element is false": TVM imports it as `not max(int8(not t))`
+    from -128, which is False for an empty tensor (eager: True)."""
+    def none_false(t: torch.Tensor, dim: Any = None, keepdim: bool = False) -> torch.Tensor:
+        false = torch.logical_not(t).to(torch.int64)
+        count = false.sum() if dim is None else false.sum(dim, keepdim=keepdim)
+        return count == 0
+
+    return {torch.ops.aten.all.default: none_false, torch.ops.aten.all.dim: none_false,
+            torch.ops.aten.all.dims: lambda t, dim=None, keepdim=False: none_false(t, dim if dim else None, keepdim)}
+
+
 def build_relax(spec: SubgraphSpec, target: Target, options: BuildOptions = BuildOptions(),
                 out_dir: Path | None = None):
     """The compiled Relax executable for one sub-DNN."""
@@ -79,6 +94,8 @@ def _build_relax(spec: SubgraphSpec, target: Target, options: BuildOptions, out_
     from tvm.relax.frontend.torch import from_exported_program
 
     ep = export(spec, out_dir)
+    if any(n.target in _ALL_OPS for n in ep.graph.nodes):
+        ep = ep.run_decompositions(_all_as_count())
     try:
         mod = from_exported_program(ep)
     except Exception as e:

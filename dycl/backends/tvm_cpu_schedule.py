@@ -161,6 +161,51 @@ def _vectorize_rule() -> type:
     return Vectorize
 
 
+def decompose_reductions(mod: Any) -> Any:
+    """Every reduction's initial value written before its reduction loops. TIR runs a
+    block's `init` inside them (`if k == 0`), so a loop of no iteration never wrote
+    it: a sum over a dimension that is 0 at run time (`order[:k]` with k = 0) gave
+    whatever the output buffer held (a different number each call; `all()` False)."""
+    from tvm import s_tir, tirx
+    from tvm.s_tir.dlight.analysis.common_analysis import collect_vars_used_in_prim_expr, get_sblockrealize
+
+    for gv, func in list(mod.functions.items()):
+        if not isinstance(func, tirx.PrimFunc):
+            continue
+        sch = s_tir.Schedule(func)
+        changed = False
+        pending = list(sch.get_child_blocks(sch.get_sblock("root"))) if _has_root(sch) else []
+        while pending:
+            block = pending.pop()
+            pending.extend(sch.get_child_blocks(block))
+            stmt = sch.get(block)
+            if stmt.init is None:
+                continue
+            realize = get_sblockrealize(sch, block)
+            reduced = [v for iv, value in zip(stmt.iter_vars, realize.iter_values)
+                       if iv.iter_type == tirx.IterVar.CommReduce for v in collect_vars_used_in_prim_expr(value)]
+            first = next((loop for loop in sch.get_loops(block)
+                          if any(sch.get(loop).loop_var.same_as(v) for v in reduced)), None)
+            if first is None:
+                continue
+            try:
+                sch.decompose_reduction(block, first)
+                changed = True
+            except s_tir.ScheduleError:
+                continue
+        if changed:
+            mod[gv] = sch.mod["main"].with_attrs(func.attrs) if func.attrs is not None else sch.mod["main"]
+    return mod
+
+
+def _has_root(sch: Any) -> bool:
+    try:
+        sch.get_sblock("root")
+        return True
+    except Exception:  # noqa: BLE001 (a function without a root block: nothing to do)
+        return False
+
+
 def cpu_pipeline(tgt: Any) -> Any:
     """TVM's default CPU pipeline with these schedules applied after fusion."""
     import tvm
@@ -168,10 +213,14 @@ def cpu_pipeline(tgt: Any) -> Any:
     from tvm.s_tir import dlight as dl
 
     @tvm.transform.module_pass(opt_level=0)
+    def decompose(mod: Any, _ctx: Any) -> Any:
+        return decompose_reductions(mod)
+
+    @tvm.transform.module_pass(opt_level=0)
     def run(mod: Any, _ctx: Any) -> Any:
         with tgt:
             passes = (cpu.library_dispatch_passes(tgt) + cpu.legalize_passes(tgt)
-                      + [dl.ApplyDefaultSchedule(*rules())]
+                      + [dl.ApplyDefaultSchedule(*rules()), decompose]
                       + cpu.dataflow_lower_passes(tgt) + cpu.finalize_passes(tgt))
             return tvm.transform.Sequential(passes)(mod)
 
