@@ -249,3 +249,20 @@ def test_zeros_of_both_signs_are_probed():
     cm = dycl.compile(MaxOfZeros(), (x, y), backend="inductor")
     for got, want in zip(cm(x, y), MaxOfZeros()(x, y)):
         assert torch.equal(got, want)
+
+
+def test_data_dependent_dimensions_are_probed_at_size_0_under_a_named_range():
+    """`order[:k]` with k = 0 beside a batch declared b=1..64: the size-0 probe needs
+    every dimension at 0, which the range refuses, so a build wrong on empty
+    data-dependent sizes (TVM's reductions before dycl wrote their inits first) was
+    never checked there. They get a probe of their own."""
+    from dycl.backends.base import SubgraphSpec
+    from dycl.backends.verify_build import _probes
+
+    gm = torch.fx.symbolic_trace(lambda idx, x: (idx.float().sum(), x * 2))
+    spec = SubgraphSpec("sub_p", gm, [torch.tensor([1, 2, 3]), torch.randn(5, 6)], dynamic=((0, 0), (1, 0)),
+                        dynamic_names=("", "b"), name_ranges={"b": (1, 64)})
+    probes = dict(_probes(spec))
+    idx, x = probes["size 0 of its data-dependent dimensions"]
+    assert idx.shape == (0,) and x.shape == (5, 6)
+    assert "size 0 of its dynamic dimensions" not in probes

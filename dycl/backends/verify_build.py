@@ -39,9 +39,10 @@ def load_built(backend: str, directory: Path, file: str, target: Target) -> Any:
     return resolve(backend, get_backend(backend).loader)(str(directory / file), target.to_json())
 
 
-def _resized(spec: SubgraphSpec, size: int, seed: int) -> list[Any]:
+def _resized(spec: SubgraphSpec, size: int, seed: int, unnamed_only: bool = False) -> list[Any]:
     gen = torch.Generator().manual_seed(seed)
-    sizes = {d: spec.example_size(k, size) for k, d in enumerate(spec.dynamic)}  # `2*b` twice `b`
+    sizes = {d: spec.example_size(k, size) for k, d in enumerate(spec.dynamic)  # `2*b` twice `b`
+             if not (unnamed_only and k < len(spec.dynamic_names) and spec.dynamic_names[k])}
     out = []
     for i, x in enumerate(spec.example_inputs):
         shape = [sizes.get((i, k), n) for k, n in enumerate(x.shape)]
@@ -140,6 +141,11 @@ def _probes(spec: SubgraphSpec) -> list[tuple[str, list[Any]]]:
     if spec.dynamic:
         out += [(f"size {size} of its dynamic dimensions", _resized(spec, size, k))
                 for k, size in enumerate(PROBE_SIZES) if spec.allows(size)]
+        named = [k < len(spec.dynamic_names) and bool(spec.dynamic_names[k]) for k in range(len(spec.dynamic))]
+        if any(named) and not all(named):
+            # A data-dependent size (`order[:k]`) may be 0 where the named ones (a batch
+            # declared 1..64) may not: empty reductions, empty index checks.
+            out.append(("size 0 of its data-dependent dimensions", _resized(spec, 0, 7, unnamed_only=True)))
     return [(what, spec.consistent(inputs)) for what, inputs in out]
 
 
