@@ -489,6 +489,13 @@ class _Inferrer:
             if len(types) > 1 and can_split(target):
                 split_paths(target)
                 raise _SplitPaths
+            if len(types) > 1 and all(isinstance(t, TensorType) for t in types) and \
+                    (joined := functools.reduce(lambda a, b: a and _widened(a, b), types)) is not None:
+                # Where the code after it cannot be copied (a loop body going on to its next
+                # iteration): one tensor whose differing sizes are known at run time
+                # (`if c: out = torch.cat([out, row])` on a loop-carried `out`).
+                self.set(r, self.empty(joined), [o[i] for o in live])
+                continue
             if len(types) > 1:
                 raise PassError(
                     f"result #{i} of dycl.if has different types on the two branches: "

@@ -1461,6 +1461,28 @@ CASES["in_place_on_fresh_tensors"] = (InPlaceOnFreshTensors, [(x[0].reshape(2, 2
                                                              for x in sign_inputs()])
 
 
+
+class RowsKeptInWhile(nn.Module):
+    """Rows kept by a data-dependent `while` (TorchScript's test style):
+    `if x[i].sum() > 0: out = torch.cat([out, x[i:i + 1]])` on a loop-carried `out`
+    that starts empty. The if's two results had different sizes in a loop body (no
+    code after it to copy into each branch): the whole forward ran as Python. They
+    join into one tensor whose row count is known at run time."""
+
+    def forward(self, x):
+        out = x.new_zeros(0, x.size(1))
+        i = 0
+        while out.size(0) < 3 and i < x.size(0):
+            if x[i].sum() > 0:
+                out = torch.cat([out, x[i:i + 1] * 2], 0)
+            i += 1
+        return out, out.sum(0), out.shape[0]
+
+
+CASES["rows_kept_in_while"] = (RowsKeptInWhile, [(x[0].reshape(2, 2).repeat(3, 1),) for x in sign_inputs()]
+                               + [(torch.arange(12.0).reshape(6, 2) - 3,)])
+
+
 def check_matches_eager(name: str, **compile_options) -> None:
     """Compile case `name` and compare it with eager on all its inputs (type and values)."""
     import dycl
