@@ -23,6 +23,7 @@ def walk_same_loop(stmts: Sequence[ast.stmt]) -> Iterator[ast.AST]:
         yield node
         if isinstance(node, _LOOPS):
             stack.extend(n for n in ast.walk(node) if isinstance(n, ast.Return))
+            stack.extend(node.orelse)  # (its `else:` block is the enclosing loop's code)
             continue
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)):
             continue
@@ -51,6 +52,10 @@ def restructure(
     """Move fall-through code into the non-exiting branches; `replace` rewrites exits."""
     out: list[ast.stmt] = []
     for i, s in enumerate(stmts):
+        if isinstance(s, _LOOPS) and s.orelse and contains_exit(s.orelse, kinds):
+            # `for ...: ... break` / `else: continue`: the else block as an `if` after the
+            # loop, on a flag its breaks clear, so its exit can move the code after it.
+            return out + restructure([*loop_else_as_if(s), *stmts[i + 1 :]], kinds, replace)
         if isinstance(s, ast.If) and contains_exit([s], kinds):
             rest = list(stmts[i + 1 :])
             body = s.body if always_exits(s.body) else s.body + rest
@@ -64,6 +69,35 @@ def restructure(
         out.append(s)
         if isinstance(s, _TERMINATORS):
             return out
+    return out
+
+
+def loop_else_as_if(loop: ast.For | ast.While | ast.AsyncFor) -> list[ast.stmt]:
+    """`loop ... else: E` as `flag = True; loop (each own break: flag = False) ;
+    if flag: E`: the else block runs when no break left the loop, as in Python."""
+    flag = f"__dycl_no_break_{loop.lineno}_{loop.col_offset}"
+    new = ast.copy_location(type(loop)(**{f: getattr(loop, f) for f in loop._fields}), loop)
+    new.body, new.orelse = _clear_on_break(loop.body, flag), []
+    test = ast.copy_location(ast.Name(id=flag, ctx=ast.Load()), loop)
+    return [_set(flag, True, loop), new, ast.copy_location(ast.If(test=test, body=list(loop.orelse), orelse=[]), loop)]
+
+
+def _clear_on_break(stmts: Sequence[ast.stmt], flag: str) -> list[ast.stmt]:
+    """Each `break` of this loop (not of a nested one) preceded by `flag = False`."""
+    out: list[ast.stmt] = []
+    for s in stmts:
+        if isinstance(s, ast.Break):
+            out += [_set(flag, False, s), s]
+            continue
+        if isinstance(s, (ast.If, ast.With, ast.Try, *_LOOPS)):
+            s = copy.copy(s)
+            for field in ("body", "orelse", "finalbody") if not isinstance(s, _LOOPS) else ("orelse",):
+                if hasattr(s, field):
+                    setattr(s, field, _clear_on_break(getattr(s, field), flag))
+            if isinstance(s, ast.Try):
+                s.handlers = [ast.copy_location(ast.ExceptHandler(h.type, h.name, _clear_on_break(h.body, flag)), h)
+                              for h in s.handlers]
+        out.append(s)
     return out
 
 

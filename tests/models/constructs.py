@@ -1483,6 +1483,37 @@ CASES["rows_kept_in_while"] = (RowsKeptInWhile, [(x[0].reshape(2, 2).repeat(3, 1
                                + [(torch.arange(12.0).reshape(6, 2) - 3,)])
 
 
+
+class LoopElseExits(nn.Module):
+    """`for ... else: continue` in an outer loop (skip the row unless an inner search
+    broke) and `for ... else: break` (leave the outer loop when the inner one found
+    nothing): the else block's exit belongs to the outer loop ("continue outside a
+    loop" sent the loop to Python)."""
+
+    def forward(self, x):
+        out = []
+        for i in range(4):
+            for j in range(2):
+                if x[i, j] > 1:
+                    break
+            else:
+                continue
+            out.append(x[i] * 2)
+        total = x.new_zeros(2)
+        for i in range(4):
+            for j in range(2):
+                if x[i, j] < -1:
+                    break
+            else:
+                break
+            total = total + x[i]
+        return out, total
+
+
+CASES["loop_else_exits"] = (LoopElseExits, [(x[0].reshape(2, 2).repeat(2, 1) * 2,) for x in sign_inputs()]
+                            + [(torch.tensor([[2.0, -2.0], [0.0, 3.0], [-3.0, 0.0], [0.5, 0.5]]),)])
+
+
 def check_matches_eager(name: str, **compile_options) -> None:
     """Compile case `name` and compare it with eager on all its inputs (type and values)."""
     import dycl
