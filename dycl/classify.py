@@ -107,7 +107,6 @@ def classify(op: Operation) -> str:
         return FREE
     if _size_expression(op):
         return TENSOR
-        return FREE
     if isinstance(op, d.ConstantOp):
         return TENSOR if d.is_tensor_type(op.result.type) else FREE
     if isinstance(op, d.ParamOp):

@@ -311,7 +311,8 @@ class CallLowering:
     def _call_as_statement(self: Lowerer, fn: Value, e: ast.Call, scope: _Scope) -> Value | None:
         """`operator.setitem(h, 0, v)`, `h.__iadd__(1)`, `torch.Tensor.__iadd__(h, 1)`:
         lowered as the statement they perform (see dycl.frontend.operator_calls)."""
-        if isinstance(fn, MethodRef) and fn.name in STATEMENT_DUNDERS and isinstance(e.func, ast.Attribute):
+        if isinstance(fn, MethodRef) and fn.name in STATEMENT_DUNDERS and isinstance(e.func, ast.Attribute) and \
+                not (isinstance(fn.receiver, Static) and not hasattr(fn.receiver.value, fn.name)):
             dunder, target, rest = fn.name, e.func.value, list(e.args)
         elif isinstance(fn, GlobalRef) and (dunder := statement_function(fn.obj)) is not None and e.args:
             target, rest = e.args[0], list(e.args[1:])
