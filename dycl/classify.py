@@ -128,6 +128,9 @@ def classify(op: Operation) -> str:
             return TENSOR
         return FREE if all(is_static_value(v) for v in op.operands) else HOST
     if isinstance(op, d.GetItemOp) and op.source.type == d.PYOBJ and not is_static_value(op.source):
+        owner = op.source.owner
+        if isinstance(owner, _CALLS) and d.contains_tensor_type(op.result.type) and classify(owner) == TENSOR:
+            return TENSOR  # a tensor of a module's result that also holds None (`a, _ = mha(...)`)
         return HOST  # an element of a Python object made at run time (a region's tuple holding a list)
     if isinstance(op, (d.MakeTupleOp, d.GetItemOp)):
         if any(d.contains_tensor_type(v.type) for v in (*op.operands, *op.results)):

@@ -301,6 +301,10 @@ class _Inferrer:
                         raise PassError(f"the model has no parameter or buffer '{op.path.data}'", op) from None
                 with self.mode:
                     self.set(op.result, self.mode.from_tensor(t, static_shapes=True))
+            case d.CallFunctionOp() if op.target.data == "_operator.getitem" and len(op.operands) == 2 and \
+                    isinstance(op.operands[0].owner, d.CallModuleOp) and \
+                    _module_none(self.get(op.operands[0]), self.get(op.operands[1])):
+                self._none_constant(op)
             case d.CallModuleOp() | d.CallFunctionOp() | d.CallMethodOp():
                 sizes = len(self.mode.shape_env.var_to_range)
                 self.set(op.result, self.call(op))
@@ -329,6 +333,9 @@ class _Inferrer:
                 if isinstance(src, (tuple, list)) and not -len(src) <= idx < len(src):
                     raise PassError(f"index {idx} is out of range for a {type(src).__name__} of {len(src)} elements "
                                     "(on a path these shapes may never take)", op)
+                if src[idx] is None and isinstance(op.source.owner, d.CallModuleOp):
+                    self._none_constant(op)
+                    return
                 self.set(op.result, src[idx])
             case d.ToBoolOp():
                 src = self.get(op.input)
@@ -391,6 +398,14 @@ class _Inferrer:
                     if r.type == d.ANY:
                         raise PassError(f"shape inference does not know op '{op.name}'", op)
                     self.set(r, Unknown(r.type) if r.type in _PLACEHOLDERS else self.fake(r.type, op))
+
+    def _none_constant(self, op: Operation) -> None:
+        """`a, _ = mha(q, k, v, need_weights=False)`: a module's None (its structure
+        follows its arguments) is a constant, not a value a sub-DNN would return."""
+        none = d.ConstantOp(NoneAttr())
+        none.location = op.location
+        Rewriter.replace_op(op, [none])
+        self.set(none.results[0], None)
 
     def run_block_with_args(self, block: Block, values: list[Any], returns: list[list[Attribute]]) -> list[Any] | None:
         for a, v in zip(list(block.args), values):
@@ -987,6 +1002,12 @@ def _unknowns(v: Any) -> Iterator[Unknown]:
     elif isinstance(v, (tuple, list)):
         for x in v:
             yield from _unknowns(x)
+
+
+def _module_none(result: Any, index: Any) -> bool:
+    """Element `index` of a module's tuple result is None."""
+    return isinstance(result, tuple) and type(index) is int and -len(result) <= index < len(result) and \
+        result[index] is None
 
 
 def _int_scalar_tensor(v: Any) -> bool:

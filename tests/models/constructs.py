@@ -1514,6 +1514,30 @@ CASES["loop_else_exits"] = (LoopElseExits, [(x[0].reshape(2, 2).repeat(2, 1) * 2
                             + [(torch.tensor([[2.0, -2.0], [0.0, 3.0], [-3.0, 0.0], [0.5, 0.5]]),)])
 
 
+
+class AttentionWithoutWeights(nn.Module):
+    """`a, _ = self.attn(x, x, x, need_weights=False)` (BART-style layers) and the
+    result kept whole (`out = ...; out[0], out[1]`): nn.MultiheadAttention returns
+    (tensor, None); the tuple holding None was a Python object a sub-DNN returned,
+    so the statement (or the forward) ran as Python."""
+
+    def __init__(self):
+        super().__init__()
+        self.attn = nn.MultiheadAttention(4, 2, batch_first=True)
+        self.fc = nn.Linear(4, 4)
+
+    def forward(self, x):
+        x = x.reshape(1, -1, 4)
+        a, weights = self.attn(x, x, x, need_weights=False)
+        if a.sum() > 0:
+            return self.fc(a), weights
+        out = self.attn(a, x, x, need_weights=False)
+        return out[0] * 2, out[1]
+
+
+CASES["attention_without_weights"] = (AttentionWithoutWeights, [(x[0].repeat(1, 3),) for x in sign_inputs()])
+
+
 def check_matches_eager(name: str, **compile_options) -> None:
     """Compile case `name` and compare it with eager on all its inputs (type and values)."""
     import dycl
