@@ -43,7 +43,7 @@ from dycl.frontend.values import MUTATING_METHODS, resolve_qualname
 from dycl.models import MODEL_ATTR, check_ir_name, model_of
 from dycl import unit_sizes
 from dycl.held_lists import HeldList, appended, element_type, holds_list, joined_result, on_lists
-from dycl.passes.peel_loops import peel_first_iteration, why_not_peelable
+from dycl.passes.peel_loops import peel, why_not_peelable
 from dycl.passes.split_paths import can_split, split_paths, split_target
 from dycl.signature import Signature
 from dycl.types import SIGNATURE_ATTR, dtype_of, signature_types, type_of_value, with_dim_names
@@ -361,13 +361,16 @@ class _Inferrer:
             case d.IfOp():
                 self.run_if(op, returns)
             case d.ForOp():
+                if any(self.get(v) is None for v in op.iter_args) and why_not_peelable(op) is None:
+                    peel(op)  # (`prev = None; for ...: prev = y`, as for `while`)
+                    raise _SplitPaths
                 inits = self.as_declared(list(op.body.block.args)[1:], [self.get(v) for v in op.iter_args])
                 self.run_loop(op, op.body.block, [Unknown(i64)] + inits, returns)
             case d.WhileOp():
                 if any(self.get(v) is None for v in op.iter_args) and why_not_peelable(op) is None:
                     # (`prev = None; while c: ...; prev = y`: typed from None, the body's
                     # `if prev is not None` branch could not be; the first iteration on its own)
-                    peel_first_iteration(op)
+                    peel(op)
                     raise _SplitPaths
                 inits = self.as_declared(list(op.body.block.args), [self.get(v) for v in op.iter_args])
                 self.loop_depth += 1
@@ -541,10 +544,10 @@ class _Inferrer:
                         continue
                     if widened is not None and i in widen:
                         continue
-                    if isinstance(op, d.WhileOp) and why_not_peelable(op) is None:
+                    if isinstance(op, (d.WhileOp, d.ForOp)) and why_not_peelable(op) is None:
                         # (`cost = 0; while c: cost = cost + t`: the first iteration on its own)
                         self.breaks = saved
-                        peel_first_iteration(op)
+                        peel(op)
                         raise _SplitPaths
                     raise PassError(
                         f"loop-carried value #{i} changes type from {ta} to {tb} across iterations",

@@ -48,3 +48,29 @@ func.func @forward(%x: tensor<4xf32>) -> !dycl.any {
   } {dycl.peel}
   dycl.return %cost : !dycl.any
 }
+
+// `for i in range(n)` with a run-time n: the first iteration behind `if 0 < n`,
+// the loop then from `0 + 1`.
+// CHECK-LABEL: func.func @over_range
+// CHECK:         %[[RUNS:.*]] = arith.cmpi slt, %zero, %n : i64
+// CHECK-NEXT:    %[[R:.*]] = dycl.if %[[RUNS]] -> (!dycl.any) {
+// CHECK-NEXT:      %[[M:.*]] = dycl.call_method "mean"(%x) : (tensor<4xf32>) -> !dycl.any
+// CHECK-NEXT:      %[[A:.*]] = dycl.call_function "_operator.add"(%zero, %[[M]]) : (i64, !dycl.any) -> !dycl.any
+// CHECK-NEXT:      %[[START:.*]] = arith.addi %zero, %one : i64
+// CHECK-NEXT:      %[[W:.*]] = dycl.for %{{.*}} = %[[START]] to %n step %one iter_args(%{{.*}} = %[[A]]) -> (!dycl.any) {
+// CHECK:           } {dycl.peeled = 1 : i64}
+// CHECK-NEXT:      dycl.yield %[[W]] : !dycl.any
+// CHECK-NEXT:    } else {
+// CHECK-NEXT:      dycl.yield %zero : i64
+// CHECK-NEXT:    }
+// CHECK-NEXT:    dycl.return %[[R]] : !dycl.any
+func.func @over_range(%x: tensor<4xf32>, %n: i64) -> !dycl.any {
+  %zero = arith.constant 0 : i64
+  %one = arith.constant 1 : i64
+  %cost = dycl.for %i = %zero to %n step %one iter_args(%c0 = %zero) -> (!dycl.any) {
+    %m = dycl.call_method "mean"(%x) : (tensor<4xf32>) -> !dycl.any
+    %c1 = dycl.call_function "_operator.add"(%c0, %m) : (!dycl.any, !dycl.any) -> !dycl.any
+    dycl.yield %c1 : !dycl.any
+  } {dycl.peel}
+  dycl.return %cost : !dycl.any
+}

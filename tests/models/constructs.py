@@ -1275,6 +1275,31 @@ class AccumulatorBecomesTensor(nn.Module):
 CASES["accumulator_becomes_tensor"] = (AccumulatorBecomesTensor, sign_inputs() + [(torch.zeros(1, 4),)])
 
 
+class AccumulatorOverRunTimeRange(nn.Module):
+    """ACT over a sequence (Graves' RNN style): `ponder_cost = 0` and `prev = None`
+    carried by `for t in range(n)` with a run-time `n`; the first iteration is
+    peeled behind `if 0 < n` (n = 0 keeps eager's 0 and None)."""
+
+    def __init__(self):
+        super().__init__()
+        self.cell = nn.GRUCell(4, 4)
+
+    def forward(self, x):
+        n = int((x > 0).sum())
+        h = torch.zeros(1, 4)
+        ponder_cost = 0
+        prev = None
+        for t in range(n):
+            h = self.cell(x * (t + 1), h)
+            ponder_cost = ponder_cost + torch.sigmoid(h).mean()
+            prev = h if prev is None else prev + h
+        return h, ponder_cost, prev
+
+
+CASES["accumulator_over_run_time_range"] = (AccumulatorOverRunTimeRange,
+                                            sign_inputs() + [(torch.tensor([[1.0, -1.0, -1.0, -1.0]]),)])
+
+
 class OperatorCallsInPlace(nn.Module):
     """In-place updates spelled as calls: `operator.setitem`, `operator.iadd`/`imul`,
     `h.__iadd__`, `torch.Tensor.__setitem__` on tensors (every name bound to them
