@@ -544,8 +544,10 @@ class _Inferrer:
                         continue
                     if widened is not None and i in widen:
                         continue
-                    if isinstance(op, (d.WhileOp, d.ForOp)) and why_not_peelable(op) is None:
-                        # (`cost = 0; while c: cost = cost + t`: the first iteration on its own)
+                    if isinstance(op, (d.WhileOp, d.ForOp)) and not isinstance(ta, TensorType) and \
+                            why_not_peelable(op) is None:
+                        # (`cost = 0; while c: cost = cost + t`: the first iteration on its own; a
+                        # tensor changing rank every iteration changes again after a peel)
                         self.breaks = saved
                         peel(op)
                         raise _SplitPaths
