@@ -42,7 +42,8 @@ def has_own_break(loop: Operation) -> bool:
     return False
 
 
-def _constant(v: SSAValue) -> int | None:
+def constant_int(v: SSAValue) -> int | None:
+    """The value of an i64 `arith.constant`, else None."""
     owner = v.owner
     if isinstance(owner, arith.ConstantOp) and isinstance(owner.value, IntegerAttr):
         return owner.value.value.data
@@ -57,7 +58,7 @@ def why_not_peelable(op: d.WhileOp | d.ForOp) -> str | None:
     if isinstance(op, d.WhileOp) and op.bound == 1:
         return "its bound allows one iteration only"
     if isinstance(op, d.ForOp):
-        lb, ub, step = (_constant(v) for v in (op.lb, op.ub, op.step))
+        lb, ub, step = (constant_int(v) for v in (op.lb, op.ub, op.step))
         if step is None or step <= 0:
             return "its step is known only at run time"
         if lb is not None and ub is not None and lb >= ub:
@@ -77,7 +78,7 @@ def peel_first_for(op: d.ForOp) -> None:
     """`for i in range(lb, ub)` with constant bounds (at least one iteration):
     `body(lb, inits)` before the loop, which then starts at `lb + step` from the
     values it made (or is gone, where that was its only iteration)."""
-    lb, ub, step = (_constant(v) for v in (op.lb, op.ub, op.step))
+    lb, ub, step = (constant_int(v) for v in (op.lb, op.ub, op.step))
     assert step is not None
     known = lb is not None and ub is not None
     if known:  # (at least one iteration: the copy runs before the loop)

@@ -17,14 +17,7 @@ from xdsl.pattern_rewriter import (
 )
 
 from dycl.dialects import dycl as d
-from dycl.passes.peel_loops import has_own_break
-
-
-def constant_int(v: SSAValue) -> int | None:
-    op = v.owner
-    if isinstance(op, arith.ConstantOp) and isinstance(op.value, IntegerAttr):
-        return op.value.value.data
-    return None
+from dycl.passes.peel_loops import constant_int, has_own_break
 
 
 @dataclass

@@ -225,6 +225,10 @@ def _fresh_tensor(receiver: ast.expr | None) -> bool:
         (receiver.func.attr if isinstance(receiver.func, ast.Attribute) else receiver.func.id) in _FACTORIES
 
 
+# Code that is not the model's own: never inlined as a processor object's __call__.
+_LIBRARY_MODULES = ("torch", "builtins", "functools", "typing")
+
+
 def _compile_time_values(values: list[Value]) -> list[Any] | None:
     """The Python values of constants, objects folded at compile time and sequences
     of them; None where one is known only at run time."""
@@ -253,7 +257,7 @@ def _own_python_call(target: Any) -> tuple[Any, Any] | None:
         return None
     if not inspect.isfunction(function) or isinstance(obj, (nn.Module, type)):
         return None
-    if (function.__module__ or "").split(".")[0] in ("torch", "builtins", "functools", "typing"):
+    if (function.__module__ or "").split(".")[0] in _LIBRARY_MODULES:
         return None
     return function, obj
 
@@ -738,7 +742,7 @@ class CallLowering:
             return built
         if isinstance(obj, type) and not issubclass(obj, nn.Module) and \
                 inspect.isfunction(getattr(obj, "__call__", None)) and \
-                (obj.__module__ or "").split(".")[0] not in ("torch", "builtins", "functools", "typing") and \
+                (obj.__module__ or "").split(".")[0] not in _LIBRARY_MODULES and \
                 (known := _compile_time_values([*args, *kwargs.values()])) is not None:
             # `TemperatureLogitsWarper(0.7)`, `LogitsProcessorList([...])` built in forward
             # from constants and such objects: made now (their __call__ is inlined)
