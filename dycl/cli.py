@@ -143,6 +143,10 @@ def print_explain(cm: Any) -> None:
     print(f"sub-DNNs: {len(subs)}")
     for name, info in subs.items():
         print(f"  {name}: {info['backend']}" + (f" -- {info['why']}" if info.get("why") else ""))
+    whole = cm.manifest.get("whole_program")
+    if whole:
+        runs = f"one ONNX Runtime session ({whole['file']})" if whole["used"] else "the sub-DNNs above"
+        print(f"program: {runs} -- {whole['why']}")
     regions = cm.fallbacks
     print(f"fallback regions (run as Python): {len(regions)}")
     for r in regions:

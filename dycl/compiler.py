@@ -26,6 +26,7 @@ from xdsl.dialects.builtin import ArrayAttr, ModuleOp, StringAttr
 from xdsl.passes import ModulePass
 
 from dycl.runtime.artifact import seal
+from dycl.runtime.compiled_model import _import_host
 from dycl.diagnostics import DyclError, FrontendError, SourceLoc
 from dycl.arguments import Arguments, Parameter, bind, flatten, parameters_of
 from dycl.backends.base import POLICIES, BuildOptions, Target, get_backend
@@ -40,6 +41,7 @@ from dycl.parallel_build import BuildJob, build_subgraphs
 from dycl.printing import module_text
 from dycl.signature import Signature
 from dycl.types import tensor_type_of
+from dycl.whole_program import host_text, try_whole_program
 from dycl.diagnostics import InputError, OutputError, SymbolicDimsError, UsageError
 
 CHOICE_ATTR = "dycl.backend_choice"  # set by assign-backends{policy=auto}
@@ -130,7 +132,8 @@ def lower_and_optimize(model: nn.Module, inputs: Sequence[torch.Tensor], pipelin
 def build_artifact(module: ModuleOp, model: nn.Module, inputs: Sequence[torch.Tensor], out_dir: Path,
                    target: Target, backend: str, report: CompileReport | None = None, *, jobs: int = 1,
                    options: BuildOptions = BuildOptions(), outputs: list[dict[str, Any]] | None = None,
-                   signature: Signature | None = None, arguments: Arguments | None = None) -> None:
+                   signature: Signature | None = None, arguments: Arguments | None = None,
+                   policy: str | None = None) -> None:
     out_dir.mkdir(parents=True, exist_ok=True)
     builds: list[BuildJob] = []
     for f in module.ops:
@@ -190,6 +193,13 @@ def build_artifact(module: ModuleOp, model: nn.Module, inputs: Sequence[torch.Te
     if regions or LAYOUT_ATTR in module.attributes or MUTATES_ARGUMENTS_ATTR in module.attributes:
         manifest["fallback_model"] = save_fallback_model(model, regions, out_dir)
     (out_dir / "manifest.json").write_text(json.dumps(seal(out_dir, manifest), indent=2) + "\n")
+    entry = try_whole_program(module, model, list(inputs), out_dir, target, policy or backend, builds, built,
+                              manifest, lambda: _import_host(out_dir).load(str(out_dir)))
+    if entry is not None:
+        manifest["whole_program"] = entry
+        if entry["used"]:
+            (out_dir / "host.py").write_text(host_text(host, entry))
+        (out_dir / "manifest.json").write_text(json.dumps(seal(out_dir, manifest), indent=2) + "\n")
 
 
 HOSTS = ("python", "cpp")
@@ -402,7 +412,7 @@ def compile(
                 choose_backends(module, tgt, report, backend, dumper, jobs)
                 chosen = "torch"  # every sub-DNN now names its own
             build_artifact(module, model, inputs, out, tgt, chosen, report, jobs=jobs, options=options,
-                           outputs=outputs, signature=sig, arguments=arguments)
+                           outputs=outputs, signature=sig, arguments=arguments, policy=backend)
             break
         except BaseException as e:
             shutil.rmtree(out, ignore_errors=True)

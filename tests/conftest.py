@@ -33,6 +33,19 @@ def branchy_compiled(branchy, tmp_path_factory):
 
 
 @pytest.fixture(scope="session", autouse=True)
+def _split_programs():
+    """Whether `auto` composes a program into one ONNX Runtime session depends on a
+    timing; tests see the split program unless they ask (tests/test_whole_program.py)."""
+    old = os.environ.get("DYCL_WHOLE_PROGRAM")
+    os.environ["DYCL_WHOLE_PROGRAM"] = "never"
+    yield
+    if old is None:
+        os.environ.pop("DYCL_WHOLE_PROGRAM", None)
+    else:
+        os.environ["DYCL_WHOLE_PROGRAM"] = old
+
+
+@pytest.fixture(scope="session", autouse=True)
 def _hermetic_build_cache(tmp_path_factory):
     """Tests share one build cache of their own, not the user's ~/.cache/dycl."""
     import os

@@ -163,6 +163,7 @@ def compile_dycl(model: torch.nn.Module, inputs: list[torch.Tensor], backend: st
             fallbacks=list(report.fallbacks),
         )
     info["subgraph_backends"] = dict(Counter(s["backend"] for s in cm.subgraphs.values()))
+    info["whole_program"] = cm.manifest.get("whole_program")
     info["regions_as_python"] = sum(r["copies"] for r in cm.fallbacks)
     info["tensor_ops_compiled"] = compiled_share(cm)
     return cm, info
@@ -399,6 +400,8 @@ def print_model(name: str, r: dict[str, Any], backends: Sequence[str]) -> None:
             notes.append(f"incl. {c['import_s']:.1f} s one-time imports")
         if c.get("fallbacks"):
             notes.append(f"{len(c['fallbacks'])} fallbacks")
+        if (c.get("whole_program") or {}).get("used"):
+            subs += " (run as one ONNX Runtime program)"
         rows.append([f"dycl {b}", "ok", f"{c['seconds']:.1f}", f"sub-DNNs: {subs}", "; ".join(notes)])
     print(table(["compile", "status", "seconds", "details", "notes"], rows, [False, False, True, False, False]))
     if tc["status"] == "failed":

@@ -85,12 +85,17 @@ def check(path: Path) -> dict[str, Any]:
         if sha256(target) != digest:
             raise _refuse(path, f"'{name}' differs from the file dycl wrote (SHA-256 mismatch: truncated or edited)")
     named = {"host.py", *(s.get("file") for s in manifest["subgraphs"].values() if isinstance(s, dict))}
+    whole = manifest.get("whole_program")
+    if isinstance(whole, dict) and whole.get("used"):
+        named.add(whole.get("file"))
     unlisted = sorted(n for n in named if n not in files)
     if unlisted:
         raise _refuse(path, f"{MANIFEST} does not vouch for {', '.join(map(str, unlisted))}")
     from dycl.runtime.loaders import known_backends
 
     used = {s.get("backend") for s in manifest["subgraphs"].values()}
+    if isinstance(whole, dict) and whole.get("used"):
+        used.add("onnxruntime")  # (dycl.whole_program: the whole program in one session)
     known = known_backends()
     unknown = sorted(str(b) for b in used if b not in known)
     if unknown:

@@ -172,6 +172,9 @@ def guarded(fn: Callable[..., Any], path: str, name: str) -> Callable[..., Any]:
     return call
 
 
+WHOLE_PROGRAM_LOADER = "dycl.runtime.loaders.onnxruntime:load"
+
+
 class Program:
     """The compiled model: sub-DNNs loaded from `path`, control flow in `forward`.
 
@@ -185,14 +188,22 @@ class Program:
 
     def __init__(self, path: str, forward: Callable[..., Any], loaders: Mapping[str, str],
                  regions: Mapping[str, tuple[str, str, str]] | None = None,
-                 state: Mapping[str, str] | None = None, model: Any = None):
+                 state: Mapping[str, str] | None = None, model: Any = None,
+                 whole: Callable[..., Any] | None = None):
         with open(os.path.join(path, "manifest.json")) as f:
             manifest = json.load(f)
         target = manifest["target"]
-        loader = {backend: resolve(backend, where) for backend, where in loaders.items()}
-        for name, info in manifest["subgraphs"].items():
-            fn = loader[info["backend"]](os.path.join(path, info["file"]), target)
-            setattr(self, name, guarded(fn, os.path.join(path, info["file"].split(".", 1)[0] + ".guards.json"), name))
+        entry = manifest.get("whole_program") or {}
+        if whole is not None and entry.get("used"):
+            # The host and its sub-DNNs composed into one ONNX Runtime session (dycl.whole_program).
+            self.whole_program = resolve("onnxruntime", WHOLE_PROGRAM_LOADER)(os.path.join(path, entry["file"]), target)
+            forward = whole
+        else:
+            loader = {backend: resolve(backend, where) for backend, where in loaders.items()}
+            for name, info in manifest["subgraphs"].items():
+                fn = loader[info["backend"]](os.path.join(path, info["file"]), target)
+                setattr(self, name, guarded(fn, os.path.join(path, info["file"].split(".", 1)[0] + ".guards.json"),
+                                            name))
         self._forward = forward
         self._on_gpu = target.get("kind") == "cuda"
         if regions or state:
