@@ -2,15 +2,18 @@
 
     python -m tools.bench [--models early_exit,branchy,...] [--backends auto,tvm,onnxruntime,torch,fastest]
                           [--runs N] [--warmup N] [--target llvm|cuda] [--json out.json] [--no-torch-compile]
-                          [--batches 1,8]
+                          [--batches 1,8] [--quick] [--markdown out.md] [--chart out.png]
+                          [--trace-inputs N] [--hoist-ablation]
 
 For every model in examples/ (or those named) and every path input of its
 `branch_inputs()` (the inputs `dycl demo` uses to drive each path), it times
 PyTorch eager, torch.compile (default mode) and `dycl.compile(...)` with each
 backend: the median of N calls after the warmup calls, under torch.no_grad(),
 synchronizing the GPU after each call for `--target cuda`. Every dycl result is
-checked against eager (`dycl.demo.max_abs_error`). All measurements run in this
-one process. See docs/benchmarks.md.
+checked against eager (`dycl.demo.max_abs_error`). It also reports each dycl
+compile's peak RSS increase and how often `torch.jit.trace` of the model (the
+direct-tracing baseline) disagrees with eager on random inputs. All measurements
+run in this one process. See docs/benchmarks.md.
 """
 
 from __future__ import annotations
@@ -24,12 +27,15 @@ import platform
 import statistics
 import sys
 import tempfile
+import threading
 import time
+import warnings
 from collections import Counter
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
+import psutil
 import torch
 
 from dycl.backends.auto import SETTLE_SECONDS
@@ -40,6 +46,8 @@ EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
 BACKENDS = ("auto", "tvm", "onnxruntime", "inductor", "torch", "fastest", "tvm-tuned")
 DEFAULT_BACKENDS = ("auto", "tvm", "onnxruntime", "torch")  # tvm-tuned: MetaSchedule, --tune-trials
 CUDA_TOLERANCE = 1e-4  # as tools/gpu_check.py: GPU kernels sum in a different order
+TRACE_RTOL, TRACE_ATOL = 1e-4, 1e-5  # a traced output within these of eager's agrees
+NO_HOIST = " no-hoist"  # suffix of an implementation compiled with pipeline dycl-no-hoist
 
 
 def available_models() -> list[str]:
@@ -128,30 +136,71 @@ def machine_info(target: str) -> dict[str, Any]:
     return info
 
 
+class PeakRSS:
+    """This process's peak RSS over a `with` block less its RSS at the start (`mb`).
+
+    A thread samples RSS every few ms; ru_maxrss alone is the process's lifetime
+    peak, which a compile after a bigger one would not move, but when it does move
+    it also catches a spike between two samples. Child processes are not counted."""
+
+    def __init__(self, interval: float = 0.01) -> None:
+        self.interval, self.mb = interval, 0.0
+        self._proc = psutil.Process()
+        self._stop = threading.Event()
+
+    def __enter__(self) -> PeakRSS:
+        self._start = self._peak = self._proc.memory_info().rss
+        self._maxrss = _maxrss()
+        self._thread = threading.Thread(target=self._sample, daemon=True)
+        self._thread.start()
+        return self
+
+    def _sample(self) -> None:
+        while not self._stop.wait(self.interval):
+            self._peak = max(self._peak, self._proc.memory_info().rss)
+
+    def __exit__(self, *exc: object) -> None:
+        self._stop.set()
+        self._thread.join()
+        peak = max(self._peak, self._proc.memory_info().rss)
+        if _maxrss() > self._maxrss:  # a new lifetime peak: it was reached inside the block
+            peak = max(peak, _maxrss())
+        self.mb = (peak - self._start) / 2**20
+
+
+def _maxrss() -> int:
+    import resource
+
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024  # KiB on Linux
+
+
 def compile_dycl(model: torch.nn.Module, inputs: list[torch.Tensor], backend: str, target: str,
                  out_dir: Path, cold_cache: bool, tune_trials: int = 0,
-                 tuning_dir: str | None = None) -> tuple[Any, dict[str, Any]]:
-    """dycl.compile with `backend`, timed; a fresh build cache unless `cold_cache` is off."""
+                 tuning_dir: str | None = None, pipeline: str = "dycl-default") -> tuple[Any, dict[str, Any]]:
+    """dycl.compile with `backend`, timed, its peak RSS increase measured; a fresh
+    build cache unless `cold_cache` is off."""
     import dycl
 
     old = os.environ.get("DYCL_CACHE_DIR")
     if cold_cache:
         os.environ["DYCL_CACHE_DIR"] = str(out_dir.with_name(out_dir.name + ".cache"))
     try:
-        start = time.perf_counter()
-        if backend == "tvm-tuned":  # the tuning database persists even with a cold build cache
-            cm = dycl.compile(model, inputs, target=target, backend="tvm", out_dir=out_dir,
-                              tune_trials=tune_trials, tuning_dir=tuning_dir)
-        else:
-            cm = dycl.compile(model, inputs, target=target, backend=backend, out_dir=out_dir)
-        seconds = time.perf_counter() - start
+        with PeakRSS() as rss:
+            start = time.perf_counter()
+            if backend == "tvm-tuned":  # the tuning database persists even with a cold build cache
+                cm = dycl.compile(model, inputs, target=target, backend="tvm", out_dir=out_dir,
+                                  tune_trials=tune_trials, tuning_dir=tuning_dir, pipeline=pipeline)
+            else:
+                cm = dycl.compile(model, inputs, target=target, backend=backend, out_dir=out_dir,
+                                  pipeline=pipeline)
+            seconds = time.perf_counter() - start
     finally:
         if cold_cache:
             if old is None:
                 os.environ.pop("DYCL_CACHE_DIR", None)
             else:
                 os.environ["DYCL_CACHE_DIR"] = old
-    info: dict[str, Any] = {"status": "ok", "seconds": seconds}
+    info: dict[str, Any] = {"status": "ok", "seconds": seconds, "peak_rss_mb": round(rss.mb, 1)}
     report = getattr(cm, "report", None)
     if report is not None:
         info.update(
@@ -172,6 +221,59 @@ def compile_dycl(model: torch.nn.Module, inputs: list[torch.Tensor], backend: st
 def compiled_share(cm: Any) -> float:
     """Share of the model's tensor calls that run in compiled sub-DNNs (1.0: none in Python)."""
     return round(1.0 - sum(r["tensor_op_share"] for r in cm.fallbacks), 3)
+
+
+def tracing_inconsistency(model: torch.nn.Module, inputs: Sequence[Any], n: int, seed: int = 0) -> dict[str, Any]:
+    """The direct-tracing baseline: `torch.jit.trace` on the example inputs records
+    one path; the share of `n` random inputs (shaped like the example inputs, floats
+    from a seeded torch.randn, other arguments as given) on which the trace's output
+    differs from eager's or the trace raises. Inputs on which eager raises are left out."""
+    gen = torch.Generator().manual_seed(seed)
+    wrong = compared = 0
+    # TracerWarning on every data-dependent branch: that is what is measured here.
+    with warnings.catch_warnings(), torch.no_grad():
+        warnings.simplefilter("ignore")
+        try:
+            traced = torch.jit.trace(model, tuple(inputs), strict=False, check_trace=False)
+        except Exception as e:
+            return {"status": "failed", "reason": one_line(e)}
+        for _ in range(n):
+            x = tuple(torch.randn(t.shape, dtype=t.dtype, generator=gen)
+                      if isinstance(t, torch.Tensor) and t.is_floating_point() else t for t in inputs)
+            try:
+                expected = model(*x)
+            except Exception:
+                continue
+            compared += 1
+            try:
+                wrong += not same_output(expected, traced(*x))
+            except Exception:
+                wrong += 1
+    if not compared:
+        return {"status": "failed", "reason": "eager raised on every random input"}
+    return {"status": "ok", "inputs": compared, "inconsistent": wrong, "inconsistent_share": wrong / compared}
+
+
+def same_output(a: Any, b: Any) -> bool:
+    """Same structure (a list and a tuple alike: a trace returns tuples), shapes, dtypes, and values close."""
+    if isinstance(a, torch.Tensor) and isinstance(b, torch.Tensor):
+        if a.shape != b.shape or a.dtype != b.dtype:
+            return False
+        if a.is_floating_point() or a.is_complex():
+            return torch.allclose(a, b, rtol=TRACE_RTOL, atol=TRACE_ATOL, equal_nan=True)
+        return torch.equal(a, b)
+    if isinstance(a, (tuple, list)) and isinstance(b, (tuple, list)):
+        return len(a) == len(b) and all(map(same_output, a, b))
+    if isinstance(a, dict) and isinstance(b, dict):
+        return list(a) == list(b) and all(same_output(a[k], b[k]) for k in a)
+    if isinstance(a, torch.Tensor) or isinstance(b, torch.Tensor):
+        return False
+    return bool(a == b)
+
+
+def implementations(args: argparse.Namespace) -> list[str]:
+    """The dycl builds timed: one per backend, and one per backend without hoist-computation-free."""
+    return [*args.backends, *([b + NO_HOIST for b in args.backends] if args.hoist_ablation else [])]
 
 
 def bench_model(name: str, args: argparse.Namespace, work: Path) -> dict[str, Any]:
@@ -195,14 +297,19 @@ def bench_model(name: str, args: argparse.Namespace, work: Path) -> dict[str, An
     }
 
     compiled: dict[str, Any] = {}
-    for backend in args.backends:
+    impls = implementations(args)
+    for impl in impls:
+        backend = impl.removesuffix(NO_HOIST)
+        pipeline = "dycl-no-hoist" if impl.endswith(NO_HOIST) else "dycl-default"
         try:
             src = copy.deepcopy(model) if cuda else model
-            compiled[backend], result["compile"][backend] = compile_dycl(
-                src, inputs, backend, args.target, work / name / backend, args.cold_cache,
-                args.tune_trials, args.tuning_db)
+            compiled[impl], result["compile"][impl] = compile_dycl(
+                src, inputs, backend, args.target, work / name / impl.replace(" ", "-"), args.cold_cache,
+                args.tune_trials, args.tuning_db, pipeline)
         except Exception as e:
-            result["compile"][backend] = {"status": "failed", "reason": one_line(e)}
+            result["compile"][impl] = {"status": "failed", "reason": one_line(e)}
+    if args.trace_inputs:
+        result["tracing"] = tracing_inconsistency(model, inputs, args.trace_inputs)
 
     with torch.no_grad():
         reference = {p: eager(*x) for p, x in xs.items()}
@@ -244,7 +351,7 @@ def bench_model(name: str, args: argparse.Namespace, work: Path) -> dict[str, An
                 except Exception as e:
                     result["oracle"][p] = {"status": "failed", "reason": one_line(e)}
 
-        for backend in args.backends:
+        for backend in impls:
             cm = compiled.get(backend)
             for p, x in xs.items():
                 if cm is None:
@@ -265,7 +372,7 @@ def bench_model(name: str, args: argparse.Namespace, work: Path) -> dict[str, An
         for p in xs:
             lat = result["latency_ms"][p]
             lat.update(interleaved_ms(runners[p], args.runs, args.warmup, sync))
-            for backend in args.backends:
+            for backend in impls:
                 if lat.get(backend) is None:
                     continue
                 result["speedup_vs_eager"][p][backend] = lat["eager"] / lat[backend]
@@ -273,9 +380,12 @@ def bench_model(name: str, args: argparse.Namespace, work: Path) -> dict[str, An
                 result["speedup_vs_torch_compile"][p][backend] = t / lat[backend] if t else None
                 o = lat.get("oracle")
                 result.setdefault("oracle_ratio", {}).setdefault(p, {})[backend] = o / lat[backend] if o else None
+                without = lat.get(backend + NO_HOIST)
+                if without:  # below 1: the pass makes this path faster
+                    result.setdefault("hoist_ratio", {}).setdefault(p, {})[backend] = lat[backend] / without
     result["tolerance"] = tolerance
     result["mismatches"] = [
-        f"{p}/{b}" for p in paths for b in args.backends
+        f"{p}/{b}" for p in paths for b in impls
         if b in compiled and not result["error"][p].get(b, math.inf) <= tolerance
         and b not in result.get("rounding", {}).get(p, ())  # nearer the float64 answer: rounding
     ]
@@ -379,8 +489,7 @@ def geomean(values: list[float]) -> float | None:
     return math.exp(sum(map(math.log, values)) / len(values)) if values else None
 
 
-def print_model(name: str, r: dict[str, Any], backends: Sequence[str]) -> None:
-    print(f"\n== {name}: {len(r['paths'])} paths")
+def compile_rows(r: dict[str, Any], backends: Sequence[str]) -> list[list[str]]:
     rows = []
     tc = r["torch_compile"]
     if tc["status"] == "ok":
@@ -393,7 +502,7 @@ def print_model(name: str, r: dict[str, Any], backends: Sequence[str]) -> None:
             rows.append([f"dycl {b}", "failed", "-", c["reason"], ""])
             continue
         subs = ", ".join(f"{k} x{v}" for k, v in sorted(c["subgraph_backends"].items()))
-        notes = []
+        notes = [f"peak RSS +{c['peak_rss_mb']:.0f} MB"]
         if c.get("cache_hits"):
             notes.append(f"{c['cache_hits']} cache hits")
         if c.get("import_s", 0) >= 0.1:
@@ -403,11 +512,13 @@ def print_model(name: str, r: dict[str, Any], backends: Sequence[str]) -> None:
         if (c.get("whole_program") or {}).get("used"):
             subs += " (run as one ONNX Runtime program)"
         rows.append([f"dycl {b}", "ok", f"{c['seconds']:.1f}", f"sub-DNNs: {subs}", "; ".join(notes)])
-    print(table(["compile", "status", "seconds", "details", "notes"], rows, [False, False, True, False, False]))
-    if tc["status"] == "failed":
-        print(f"torch.compile failed: {tc['reason']}")
+    return rows
 
-    print()
+
+LATENCY_HEADER = ["path", "impl", "ms", "max err", "eager/dycl", "torch.compile/dycl", "oracle/dycl"]
+
+
+def latency_rows(r: dict[str, Any], backends: Sequence[str]) -> list[list[str]]:
     rows = []
     for p in r["paths"]:
         lat, err = r["latency_ms"][p], r["error"][p]
@@ -424,8 +535,18 @@ def print_model(name: str, r: dict[str, Any], backends: Sequence[str]) -> None:
             rows.append([p, f"dycl {b}", _ms(lat[b]), _err(e) + mark,
                          _x(r["speedup_vs_eager"][p].get(b)), _x(r["speedup_vs_torch_compile"][p].get(b)),
                          _x(r.get("oracle_ratio", {}).get(p, {}).get(b))])
-    print(table(["path", "impl", "ms", "max err", "eager/dycl", "torch.compile/dycl", "oracle/dycl"], rows,
-                [False, False, True, True, True, True, True]))
+    return rows
+
+
+def print_model(name: str, r: dict[str, Any], backends: Sequence[str]) -> None:
+    print(f"\n== {name}: {len(r['paths'])} paths")
+    print(table(["compile", "status", "seconds", "details", "notes"], compile_rows(r, backends),
+                [False, False, True, False, False]))
+    if r["torch_compile"]["status"] == "failed":
+        print(f"torch.compile failed: {r['torch_compile']['reason']}")
+
+    print()
+    print(table(LATENCY_HEADER, latency_rows(r, backends), [False, False, True, True, True, True, True]))
     for p, o in r.get("oracle", {}).items():
         if o["status"] != "ok":
             print(f"path oracle failed on path {p}: {o['reason']}")
@@ -434,8 +555,11 @@ def print_model(name: str, r: dict[str, Any], backends: Sequence[str]) -> None:
             print(f"dycl {b} failed on path {p}: {why}")
 
 
-def print_summary(results: dict[str, Any], backends: Sequence[str]) -> None:
-    print("\n== summary (geometric mean over paths)")
+SUMMARY_HEADER = ["model", "backend", "compile s", "compiled", "eager/dycl", "torch.compile/dycl", "oracle/dycl",
+                  "max err"]
+
+
+def summary_rows(results: dict[str, Any], backends: Sequence[str]) -> list[list[str]]:
     rows = []
     for name, r in results.items():
         for b in backends:
@@ -449,10 +573,47 @@ def print_summary(results: dict[str, Any], backends: Sequence[str]) -> None:
                 _x(geomean([r.get("oracle_ratio", {}).get(p, {}).get(b) for p in r["paths"]])),
                 _err(max(errs)) if c["status"] == "ok" else "-",
             ])
-    print(table(["model", "backend", "compile s", "compiled", "eager/dycl", "torch.compile/dycl", "oracle/dycl",
-                 "max err"], rows, [False, False, True, True, True, True, True, True]))
+    return rows
+
+
+def tracing_rows(results: dict[str, Any]) -> list[list[str]]:
+    rows = []
+    for name, r in results.items():
+        t = r.get("tracing")
+        if t is None:
+            continue
+        if t["status"] == "ok":
+            rows.append([name, f"{100 * t['inconsistent_share']:.0f}%", f"{t['inconsistent']}/{t['inputs']}", ""])
+        else:
+            rows.append([name, "-", "-", f"trace failed: {t['reason']}"])
+    return rows
+
+
+def hoist_rows(results: dict[str, Any], backends: Sequence[str]) -> list[list[str]]:
+    rows = []
+    for name, r in results.items():
+        for p, ratios in r.get("hoist_ratio", {}).items():
+            rows.extend([name, p, b, _ms(r["latency_ms"][p][b]), _ms(r["latency_ms"][p][b + NO_HOIST]), _x(ratios[b])]
+                        for b in backends if b in ratios)
+    return rows
+
+
+TRACING_HEADER = ["model", "inconsistent", "differ/inputs", "notes"]
+HOIST_HEADER = ["model", "path", "backend", "with ms", "without ms", "with/without"]
+
+
+def print_summary(results: dict[str, Any], backends: Sequence[str]) -> None:
+    print("\n== summary (geometric mean over paths)")
+    print(table(SUMMARY_HEADER, summary_rows(results, backends), [False, False, True, True, True, True, True, True]))
     print("oracle/dycl: the path oracle's latency over dycl's (1.0x: as fast as the path's whole graph "
           "compiled by ONNX Runtime; the goal is >= 0.8x)")
+    if rows := tracing_rows(results):
+        print("\n== direct tracing: torch.jit.trace on the example inputs, share of random inputs "
+              "on which it differs from eager")
+        print(table(TRACING_HEADER, rows, [False, True, True, False]))
+    if rows := hoist_rows(results, backends):
+        print("\n== hoist-computation-free: latency with the pass over without it (below 1x: the pass helps)")
+        print(table(HOIST_HEADER, rows, [False, False, False, True, True, True]))
 
 
 # ---------------------------------------------------------------------- main
@@ -483,16 +644,44 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--warm-cache", dest="cold_cache", action="store_false",
                    help="use dycl's build cache ($DYCL_CACHE_DIR or ~/.cache/dycl) instead of a fresh one "
                         "per compile (compile times then count cache hits)")
+    p.add_argument("--quick", action="store_true",
+                   help="smoke test for CI: defaults to --models branchy --backends auto --runs 5 --warmup 1 "
+                        "--no-torch-compile --trace-inputs 0 (options given explicitly still apply)")
+    p.add_argument("--markdown", metavar="OUT", help="write the summary and per-path tables to this markdown file")
+    p.add_argument("--chart", metavar="OUT", help="write a PNG bar chart of speedup over eager (needs matplotlib)")
+    p.add_argument("--trace-inputs", type=int, default=100, metavar="N",
+                   help="random inputs on which to compare torch.jit.trace of each model with eager (0: skip)")
+    p.add_argument("--hoist-ablation", action="store_true",
+                   help="also compile each model without the hoist-computation-free pass (pipeline "
+                        "dycl-no-hoist) and report the latency ratio per path")
     return p
 
 
+QUICK = {"models": ["branchy"], "backends": ["auto"], "runs": 5, "warmup": 1, "torch_compile": False,
+         "trace_inputs": 0}
+
+
 def main(argv: list[str] | None = None) -> int:
-    args = build_parser().parse_args(argv)
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if args.quick:  # parsed again so that options given explicitly override --quick's defaults
+        parser.set_defaults(**QUICK)
+        args = parser.parse_args(argv)
     unknown = [b for b in args.backends if b not in BACKENDS]
     if unknown:
         raise SystemExit(f"bench: unknown backend(s) {', '.join(unknown)} (choose from {', '.join(BACKENDS)})")
     if args.runs < 1 or args.warmup < 0:
         raise SystemExit("bench: --runs must be >= 1 and --warmup >= 0")
+    if args.trace_inputs < 0:
+        raise SystemExit("bench: --trace-inputs must be >= 0")
+    if args.batches and (args.markdown or args.chart or args.hoist_ablation):
+        raise SystemExit("bench: --markdown, --chart and --hoist-ablation do not apply to --batches")
+    if args.chart:
+        try:  # checked before the run, not after minutes of it
+            import matplotlib  # noqa: F401
+        except ImportError:
+            raise SystemExit("bench: --chart needs matplotlib (pip install matplotlib, or pip install -e '.[test]')") \
+                from None
     if args.target == "cuda":
         if not torch.cuda.is_available():
             raise SystemExit("bench: --target cuda needs a CUDA GPU")
@@ -524,19 +713,29 @@ def main(argv: list[str] | None = None) -> int:
                 print_batches(name, results[name], args.backends)
             else:
                 results[name] = bench_model(name, args, Path(work))
-                print_model(name, results[name], args.backends)
+                print_model(name, results[name], implementations(args))
     if not args.batches:
         print_summary(results, args.backends)
 
     mismatches = [f"{n}/{m}" for n, r in results.items() for m in r["mismatches"]]
-    failures = [f"{n}/{b}" for n, r in results.items() for b in args.backends if r["compile"][b]["status"] != "ok"]
+    failures = [f"{n}/{b}" for n, r in results.items() for b in implementations(args)
+                if r["compile"][b]["status"] != "ok"]
+    settings = {k: getattr(args, k) for k in ("backends", "runs", "warmup", "target", "threads", "torch_compile",
+                                            "cold_cache", "batches", "trace_inputs", "hoist_ablation")}
+    doc = {"machine": machine, "settings": settings, "models": results,
+           "mismatches": mismatches, "compile_failures": failures}
     if args.json:
-        settings = {k: getattr(args, k) for k in ("backends", "runs", "warmup", "target", "threads", "torch_compile",
-                                                "cold_cache", "batches")}
-        doc = {"machine": machine, "settings": settings, "models": results,
-               "mismatches": mismatches, "compile_failures": failures}
         Path(args.json).write_text(json.dumps(finite(doc), indent=2, default=str) + "\n")
         print(f"\nwrote {args.json}")
+    if args.markdown or args.chart:
+        from dycl.tools import bench_report
+
+        if args.markdown:
+            bench_report.write_markdown(Path(args.markdown), doc)
+            print(f"wrote {args.markdown}")
+        if args.chart:
+            bench_report.write_chart(Path(args.chart), doc)
+            print(f"wrote {args.chart}")
     if mismatches:
         print(f"MISMATCH against eager: {', '.join(mismatches)}")
     if failures:
