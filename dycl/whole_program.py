@@ -16,6 +16,7 @@ program composes; for tests), `never`.
 from __future__ import annotations
 
 import hashlib
+import itertools
 import json
 import os
 import shutil
@@ -67,10 +68,10 @@ def try_whole_program(module: ModuleOp, model: nn.Module, inputs: list[Any], out
     scratch = Path(tempfile.mkdtemp(prefix="dycl-whole-"))
     try:
         subs = _onnx_builds(jobs, built, model, target, out_dir, scratch)
-        if subs is None:
-            return None
+        if isinstance(subs, str):
+            return {"used": False, "why": f"not composed: {subs}"}
         try:
-            program = compose(forward, subs)
+            program, structure = compose(forward, subs)
         except NotComposable as e:
             return {"used": False, "why": f"not composed: {e}"}
         import onnx
@@ -84,27 +85,23 @@ def try_whole_program(module: ModuleOp, model: nn.Module, inputs: list[Any], out
     split = load_split()
     args = list(inputs)
     with torch.no_grad():
-        want = _flat(split(*args))
+        want = torch.utils._pytree.tree_leaves(split(*args))
         got = whole(*args)
-    if len(want) != len(got) or not all(_same(w.to_dense() if hasattr(w, "to_dense") else w, g)
-                                        for w, g in zip(want, got)):
+    if len(want) != len(got) or not all(_same(torch.as_tensor(w), g) for w, g in zip(want, got)):
         (out_dir / FILE).unlink()
         return {"used": False, "why": "the composed program differs from the split one on the example inputs"}
     choice = _decide(module, target, split, whole, args)
     if choice.backend != "whole":
         (out_dir / FILE).unlink()
         return {"used": False, "why": choice.reason, "timings_us": choice.timings_us}
-    return {"used": True, "file": FILE, "arguments": len(args), "outputs": len(got), "why": choice.reason,
+    return {"used": True, "file": FILE, "arguments": len(args), "structure": structure, "why": choice.reason,
             "timings_us": choice.timings_us}
 
 
-def _flat(result: Any) -> list[Any]:
-    return list(result) if isinstance(result, tuple) else [result]
-
-
 def _onnx_builds(jobs: list[Any], built: dict[str, Any], model: nn.Module, target: Target, out_dir: Path,
-                 scratch: Path) -> dict[str, Any] | None:
-    """Each sub-DNN's verified ONNX Runtime build (the built one, or one through the build cache)."""
+                 scratch: Path) -> dict[str, Any] | str:
+    """Each sub-DNN's verified ONNX Runtime build (the built one, or one through the build
+    cache), or why one has none."""
     import onnx
 
     cache = BuildCache()
@@ -117,8 +114,8 @@ def _onnx_builds(jobs: list[Any], built: dict[str, Any], model: nn.Module, targe
             continue
         try:
             file = cache.build(ort, job.spec, job.fn, model, target, scratch)
-        except Exception:  # noqa: BLE001 (ONNX Runtime cannot take this sub-DNN: the program stays split)
-            return None
+        except Exception as e:  # noqa: BLE001 (ONNX Runtime cannot take this sub-DNN: the program stays split)
+            return f"{name} has no ONNX Runtime build ({str(e).splitlines()[0] if str(e) else type(e).__name__})"
         subs[name] = onnx.load(str(scratch / file))
     return subs
 
@@ -150,7 +147,13 @@ def _decide(module: ModuleOp, target: Target, split: Any, whole: Any, args: list
 def host_text(split_host: str, entry: dict[str, Any]) -> str:
     """`host.py` that runs the composed program: the split `forward` kept beside it."""
     args = ", ".join(f"x{i}" for i in range(entry["arguments"]))
-    result = "outs[0]" if entry["outputs"] == 1 else "tuple(outs)"
+    leaves = itertools.count()
+
+    def rebuilt(structure: Any) -> str:
+        return f"outs[{next(leaves)}]" if structure is None else "(" + "".join(f"{rebuilt(s)}, " for s in structure) + ")"
+
+    parts = [rebuilt(s) for s in entry["structure"]]
+    result = parts[0] if len(parts) == 1 else ", ".join(parts)
     whole = (f"\n\ndef forward_whole(rt{', ' if args else ''}{args}):\n"
              f"    # {entry['file']}, one ONNX Runtime session: {entry['why']}\n"
              f"    outs = rt.whole_program({args})\n"

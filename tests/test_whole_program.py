@@ -99,9 +99,25 @@ class _ReturnsInput(nn.Module):
         return x * 2
 
 
+class _PassesInputOn(nn.Module):
+    """One branch hands the caller's tensor on through the join: eager returns it, not a copy."""
+
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(4, 4)
+
+    def forward(self, x):
+        if x.sum() > 0:
+            y = x
+        else:
+            y = self.fc(x)
+        return y
+
+
 @pytest.mark.slow
 @pytest.mark.parametrize("model, why", [(_Loop(), "not composed: the host runs dycl.while"),
-                                        (_ReturnsInput(), "forward returns one of its inputs")])
+                                        (_ReturnsInput(), "forward returns one of its inputs"),
+                                        (_PassesInputOn(), "forward returns one of its inputs")])
 def test_programs_that_do_not_compose_stay_split(model, why, always, tmp_path):
     x = torch.randn(1, 4)
     cm = dycl.compile(model, [x], backend="onnxruntime", out_dir=tmp_path / "a")
@@ -111,6 +127,35 @@ def test_programs_that_do_not_compose_stay_split(model, why, always, tmp_path):
     for v in (x, -x.abs(), x.abs() + 20):
         with torch.no_grad():
             assert _same(model(v), cm(v))
+    v = x.abs() + 1
+    assert (cm(v) is v) == (model(v) is v)
+
+
+class _TwoHeads(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.a, self.b = nn.Linear(4, 3), nn.Linear(4, 2)
+
+    def forward(self, x):
+        h = self.a(x)
+        if h.max().item() > 0.2:
+            return h.relu(), (self.b(x), h.sum())
+        return h, (self.b(x) * 2, h.mean())
+
+
+@pytest.mark.slow
+def test_tuple_results_keep_their_structure(always, tmp_path):
+    model = _TwoHeads()
+    x = torch.randn(1, 4)
+    cm = dycl.compile(model, [x], backend="onnxruntime", out_dir=tmp_path / "a")
+    assert cm.manifest["whole_program"]["used"], cm.manifest["whole_program"]
+    for v in (x, x * 10, -x * 10, torch.full((1, 4), float("nan"))):
+        with torch.no_grad():
+            want = model(v)
+        got = cm(v)
+        assert type(got) is tuple and len(got) == 2 and type(got[1]) is tuple and len(got[1]) == 2
+        for w, g in zip(torch.utils._pytree.tree_leaves(want), torch.utils._pytree.tree_leaves(got)):
+            assert _same(w, g)
 
 
 @pytest.mark.slow

@@ -70,17 +70,32 @@ class _Composer:
         # neither prepacked nor moved to its blocked layout.
         self.initializers: list[list[onnx.TensorProto]] = [[]]
         self.ids = itertools.count()
-        self.results = list(forward.function_type.outputs.data)
-        self.arguments = set(forward.body.block.args)
+        # forward's results as tensors: a tuple is its elements, rebuilt by the host (structure).
+        self.results: list[Any] = []
+        self.structure = [self.leaves_of(t) for t in forward.function_type.outputs.data]
+        # ONNX names that are forward's own inputs: the split host returns such a value as is
+        # (the caller's tensor), a session a copy of it.
+        self.aliases = {f"in{i}" for i in range(len(forward.body.block.args))}
+
+    def leaves_of(self, t: Any) -> Any:
+        """`t`'s structure (None: a tensor, a list: a tuple of structures), its tensors added to results."""
+        if hasattr(t, "types"):
+            return [self.leaves_of(e) for e in t.types.data]
+        if not isinstance(t, TensorType):
+            raise NotComposable("forward returns something other than tensors and tuples of them")
+        self.results.append(t)
+        return None
 
     def fresh(self, what: str) -> str:
         return f"dycl_{what}_{next(self.ids)}"
 
     def graph(self, ops: list[Operation], names: dict[SSAValue, str], types: list[Any],
-              then: _Then | None = None) -> onnx.GraphProto:
+              then: _Then | None = None) -> tuple[onnx.GraphProto, list[bool]]:
+        """A branch's graph, and which of its outputs are forward's inputs passed on."""
         nodes: list[onnx.NodeProto] = []
         self.initializers.append([])
         values = self.seq(ops, dict(names), nodes, then)
+        aliased = [v in self.aliases for v in values]
         outputs = []
         for v, t in zip(values, types, strict=True):
             if isinstance(v, tuple):
@@ -88,7 +103,7 @@ class _Composer:
             out = self.fresh("out")  # a branch's outputs are its own values, never an outer name
             nodes.append(helper.make_node("Identity", [v], [out]))
             outputs.append(_value_info(out, t))
-        return helper.make_graph(nodes, self.fresh("branch"), [], outputs, initializer=self.initializers.pop())
+        return helper.make_graph(nodes, self.fresh("branch"), [], outputs, initializer=self.initializers.pop()), aliased
 
     def seq(self, ops: list[Operation], names: dict[SSAValue, str], nodes: list[onnx.NodeProto],
             then: _Then | None = None) -> list[str]:
@@ -128,36 +143,36 @@ class _Composer:
                     if any(o.name == "dycl.return" for r in op.regions for o in r.walk()):
                         # A branch returns: the rest of this block runs in each branch that falls through.
                         after = (op, ops[i + 1:], then)
-                        graphs = [self.graph(list(r.block.ops), names, self.results, after) for r in op.regions]
+                        (then_graph, _), (else_graph, _) = [self.graph(list(r.block.ops), names, self.results, after)
+                                                            for r in op.regions]
                         outs = [self.fresh("ret") for _ in self.results]
-                        nodes.append(helper.make_node("If", [cond], outs, then_branch=graphs[0],
-                                                      else_branch=graphs[1]))
+                        nodes.append(helper.make_node("If", [cond], outs, then_branch=then_graph,
+                                                      else_branch=else_graph))
                         return outs
                     types = [r.type for r in op.results]
-                    graphs = [self.graph(list(r.block.ops), names, types) for r in op.regions]
+                    (then_graph, then_aliased), (else_graph, else_aliased) = [
+                        self.graph(list(r.block.ops), names, types) for r in op.regions]
                     outs = [self.fresh("if") for _ in op.results]
-                    nodes.append(helper.make_node("If", [cond], outs, then_branch=graphs[0], else_branch=graphs[1]))
+                    nodes.append(helper.make_node("If", [cond], outs, then_branch=then_graph, else_branch=else_graph))
                     names.update(zip(op.results, outs))
+                    self.aliases.update(o for o, a, b in zip(outs, then_aliased, else_aliased) if a or b)
                 case "dycl.yield":
                     values = [names[v] for v in op.operands]
                     if then is None:
                         return values
                     if_op, rest, outer = then
-                    self.check_no_argument(if_op, op)
                     names.update(zip(if_op.results, values))
                     return self.seq(rest, names, nodes, outer)
                 case "dycl.return" | "func.return":
-                    if any(v in self.arguments for v in op.operands):
+                    leaves = _flatten([names[v] for v in op.operands])
+                    if len(leaves) != len(self.results):
+                        raise NotComposable("forward returns a tuple of another structure than its type's")
+                    if any(n in self.aliases for n in leaves):
                         raise NotComposable("forward returns one of its inputs (the split host returns it as is)")
-                    return [names[v] for v in op.operands]
+                    return leaves
                 case other:
                     raise NotComposable(f"the host runs {other}")
         raise NotComposable("a block without a terminator")
-
-    def check_no_argument(self, if_op: Operation, yielded: Operation) -> None:
-        if any(v in self.arguments for v in yielded.operands):
-            # (a later return of the join would hand back the caller's own tensor)
-            raise NotComposable("a branch passes forward's input on")
 
     def call(self, op: Operation, names: dict[SSAValue, str], nodes: list[onnx.NodeProto]) -> None:
         callee = op.properties["callee"].root_reference.data  # type: ignore[union-attr]
@@ -234,14 +249,13 @@ class _Composer:
         names[op.results[0]] = src
 
 
-def compose(forward: func.FuncOp, subs: Mapping[str, onnx.ModelProto]) -> onnx.ModelProto:
-    """One ONNX model computing `forward` (inputs in<i>, outputs out<k>), from each
-    sub-DNN's ONNX model by name. Raises NotComposable."""
+def compose(forward: func.FuncOp, subs: Mapping[str, onnx.ModelProto]) -> tuple[onnx.ModelProto, list[Any]]:
+    """One ONNX model computing `forward` (inputs in<i>, outputs out<k>: the tensors of its
+    results, tuples' elements in order), from each sub-DNN's ONNX model by name, and the
+    results' structure (None: a tensor, a list: a tuple of structures). Raises NotComposable."""
     if not subs:
         raise NotComposable("no sub-DNNs")
     composer = _Composer(subs, forward)
-    if not all(isinstance(t, TensorType) for t in composer.results):
-        raise NotComposable("forward returns something other than tensors")
     block: Block = forward.body.block
     names: dict[SSAValue, str] = {}
     inputs = []
@@ -256,9 +270,14 @@ def compose(forward: func.FuncOp, subs: Mapping[str, onnx.ModelProto]) -> onnx.M
         nodes.append(helper.make_node("Identity", [v], [f"out{k}"]))
         outputs.append(_value_info(f"out{k}", t))
     graph = helper.make_graph(nodes, "dycl_program", inputs, outputs, initializer=composer.initializers[0])
-    return helper.make_model(graph, opset_imports=_opsets(subs.values()),
-                             ir_version=max(m.ir_version for m in subs.values()),
-                             functions=_functions(subs.values()))
+    model = helper.make_model(graph, opset_imports=_opsets(subs.values()),
+                              ir_version=max(m.ir_version for m in subs.values()),
+                              functions=_functions(subs.values()))
+    return model, composer.structure
+
+
+def _flatten(values: Any) -> list[str]:
+    return [n for v in values for n in (_flatten(v) if isinstance(v, tuple) else [v])]
 
 
 def _opsets(models: Any) -> list[onnx.OperatorSetIdProto]:
