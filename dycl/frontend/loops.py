@@ -22,7 +22,7 @@ from dycl.diagnostics import FrontendError
 from dycl.dialects import dycl as d
 from dycl.frontend.inplace import bound_values, maybe_tensor, possible_roots
 from dycl.frontend.state import is_state_key
-from dycl.frontend.restructure import always_exits, contains_exit, guard_breaks, init_flag, restructure, unless
+from dycl.frontend.restructure import always_exits, contains_exit, guard_breaks, init_flag, loop_else_as_if, restructure, unless
 from dycl.frontend.values import (Closure, DictVal, ObjectRef, ObjectVal, GlobalRef, ModuleRef, PathDependent, SeqVal,
                                   Static, StaticObject, Value, copy_env, same_value)
 
@@ -172,11 +172,15 @@ class LoopLowering:
 
     def lower_for(self: Lowerer, s: ast.For, rest: list[ast.stmt], scope: _Scope) -> bool:
         """Lower `s`; returns True if it also consumed `rest` (the code after it)."""
+        mark = self._mark()
         it = self.expr(s.iter, scope)
         items = self.iter_items(it, s.iter)
         has_break = contains_exit(s.body, (ast.Break,))
         if s.orelse and has_break and items is None:
-            raise self.unsupported(s, "for ... else with break over a run-time range")
+            # A rolled loop: its else block as an `if` on a flag the breaks clear.
+            self._rollback(mark)
+            self._lower_body(loop_else_as_if(s), scope)
+            return False
         held = it if isinstance(it, SSAValue) and isinstance(it.type, d.ListType) else None
         if held is not None:
             # `for tok in tokens` over a list the host holds: over its indices, as

@@ -1599,3 +1599,23 @@ def _types(v):
     if isinstance(v, dict):
         return dict, {k: _types(x) for k, x in v.items()}
     return type(v)
+
+
+class ForElseOverRunTimeRange(nn.Module):
+    """`for i in range(x.size(1)): ... break` / `else:` over a size known from the input:
+    the else block runs when no break left the loop (refused before, as a run-time range)."""
+
+    def forward(self, x):
+        r = x
+        for i in range(x.size(1)):
+            if x[0, i] > 1:
+                r = x * i
+                break
+        else:
+            r = x - 1
+        return r
+
+
+CASES["for_else_over_run_time_range"] = (ForElseOverRunTimeRange, sign_inputs() + [
+    (torch.tensor([[0.0, 3.0, 1.0, 0.5]]),), (torch.tensor([[5.0, 0.0, 1.0, 2.0]]),),
+    (torch.tensor([[0.0, 0.0, 0.0, 3.0]]),)])
