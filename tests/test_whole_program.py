@@ -185,3 +185,32 @@ def test_a_bad_mode_is_an_error(monkeypatch):
     monkeypatch.setenv("DYCL_WHOLE_PROGRAM", "sometimes")
     with pytest.raises(ValueError, match="DYCL_WHOLE_PROGRAM must be one of auto, always, never"):
         mode()
+
+
+class _HostScalars(nn.Module):
+    """Host scalars the composed graph computes: an int count compared with a float
+    (int -> float), a float product, a bool read."""
+
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(4, 4)
+
+    def forward(self, x):
+        n = int((x > 0).sum())
+        if n > 2.5:
+            return self.fc(x)
+        if n * 0.5 > 0.9 or bool(x.max() > 1):
+            return x * 3
+        return x - 1
+
+
+@pytest.mark.slow
+def test_host_scalars_compose(always, tmp_path):
+    model = _HostScalars()
+    cm = dycl.compile(model, [torch.tensor([[1.0, 2.0, 3.0, -1.0]])], backend="onnxruntime", out_dir=tmp_path / "a")
+    assert cm.manifest["whole_program"]["used"], cm.manifest["whole_program"]
+    for row in ([1.0, 2.0, 3.0, -1.0], [2.0, 0.5, -3.0, -1.0], [0.5, -2.0, -3.0, -1.0], [1.5, -2.0, -3.0, -1.0],
+                [float("nan")] * 4):
+        x = torch.tensor([row])
+        with torch.no_grad():
+            assert _same(model(x), cm(x)), row

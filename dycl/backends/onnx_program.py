@@ -132,6 +132,11 @@ class _Composer:
                     nodes.append(helper.make_node(_LOGIC.get(name) or _FLOAT_ARITH[name],
                                                   [names[v] for v in op.operands], [out]))
                     names[op.results[0]] = out
+                case "arith.sitofp" | "arith.extui" | "arith.extsi" if str(op.results[0].type) in _SCALARS:
+                    out = self.fresh("cast")  # float(n), int(flag): exact, or rounded to nearest as Python does
+                    nodes.append(helper.make_node("Cast", [names[op.operands[0]]], [out],
+                                                  to=_SCALARS[str(op.results[0].type)]))
+                    names[op.results[0]] = out
                 case "arith.select":
                     out = self.fresh("select")
                     nodes.append(helper.make_node("Where", [names[v] for v in op.operands], [out]))
