@@ -262,6 +262,15 @@ def _own_python_call(target: Any) -> tuple[Any, Any] | None:
     return function, obj
 
 
+
+def _in_place_tensor_method(obj: Any) -> str | None:
+    """The name of the in-place tensor method `obj` is (`torch.Tensor.add_`), or None."""
+    name = getattr(obj, "__name__", None)
+    if isinstance(name, str) and name.endswith("_") and not name.startswith("_") and \
+            getattr(torch.Tensor, name, None) is obj:
+        return name
+    return None
+
 class CallLowering:
     """Mixin of Lowerer: calls."""
 
@@ -287,6 +296,12 @@ class CallLowering:
         fn = self.expr(e.func, scope)
         if (done := self._call_as_statement(fn, e, scope)) is not None:
             return done
+        if isinstance(fn, GlobalRef) and (method := _in_place_tensor_method(fn.obj)) and e.args and \
+                not isinstance(e.args[0], ast.Starred):
+            # `torch.Tensor.add_(self.buf, x)` is `self.buf.add_(x)`: the receiver is what changes
+            call = ast.Call(func=ast.copy_location(ast.Attribute(e.args[0], method, ast.Load()), e),
+                            args=e.args[1:], keywords=e.keywords)
+            return self.expr(ast.copy_location(call, e), scope)
         args: list[Value] = []
         for a in e.args:
             if isinstance(a, ast.Starred):  # f(*xs): the elements, known at compile time

@@ -41,6 +41,9 @@ _VIEW_FUNCTIONS = frozenset({
     "builtins.getattr",  # x.T, x.mT, x.data
     "torch.real", "torch.imag", "_operator.pos", "torch.dropout", "torch.alpha_dropout", "torch.feature_dropout",
     "torch.feature_alpha_dropout", "torch.from_numpy",
+    "torch.broadcast_tensors", "torch.functional.broadcast_tensors", "torch.meshgrid", "torch.functional.meshgrid",
+    "torch.functional.split", "torch.unsafe_chunk", "torch.unsafe_split", "torch.split_with_sizes",
+    "torch.unsafe_split_with_sizes",
     # A tensor's rows: list(y), tuple(y), iter(y), next(...) of it.
     "builtins.list", "builtins.tuple", "builtins.iter", "builtins.next", "builtins.reversed",
 })

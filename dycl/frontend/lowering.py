@@ -639,6 +639,9 @@ class Lowerer(ScopeLowering, ExpressionLowering, CallLowering, LoopLowering, Reg
                     )
         if any(isinstance(r, BlockArgument) and r.owner is self._entry for r in roots):
             raise self.unsupported(node, f"in-place update of the input '{name}' (the caller's tensor changes too)")
+        if any(isinstance(r.owner, d.ParamOp) for r in roots):
+            # (`b = self.buf; b.add_(x)`, `self.buf.view(3)[0] = v`: the module's own tensor changes)
+            raise self.unsupported(node, f"in-place update of '{name}', a module parameter or buffer or a view of one")
         if any(is_state_key(k) for env in envs for k, w in bound_values(env) if w is old):
             raise self.unsupported(node, f"in-place update of '{name}', which a module attribute also holds")
         for env in envs:

@@ -180,6 +180,19 @@ def mutated_names(stmts: list[ast.stmt], env: dict[str, Value]) -> set[str]:
     return out
 
 
+def _writes_in_place(node: ast.AST) -> bool:
+    """An in-place tensor update: `t.add_(...)`, `torch.Tensor.add_(t, ...)`, `f(..., out=t)`, `t[i] = v`."""
+    if isinstance(node, ast.Call):
+        func = node.func
+        if isinstance(func, ast.Attribute) and func.attr.endswith("_") and not func.attr.startswith("_"):
+            return True
+        return any(k.arg == "out" for k in node.keywords)
+    if isinstance(node, (ast.Assign, ast.AugAssign)):
+        targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+        return any(isinstance(t, ast.Subscript) for t in targets)
+    return False
+
+
 def _aliased_names(e: ast.expr) -> set[str]:
     """Names whose object `e` may evaluate to (itself, not a copy)."""
     if isinstance(e, ast.Name):
@@ -262,6 +275,17 @@ class RegionLowering:
             return None if recv is None else f"{recv}.{v.name}"
         return None
 
+    def _may_write_module_tensors(self: Lowerer, stmts: list[ast.stmt], loads: set[str], scope: _Scope) -> bool:
+        """`stmts` update some tensor in place and can reach a module's parameters or buffers."""
+        if not any(_writes_in_place(n) for st in stmts for n in ast.walk(st)):
+            return False
+        for name in loads:
+            v = scope.env.get(name)
+            if isinstance(v, ModuleRef) or isinstance(v, SSAValue) and maybe_tensor(v) and any(
+                    isinstance(r.owner, d.ParamOp) for r in possible_roots(v, self.model, self._joins)):
+                return True
+        return False
+
     def make_region(self: Lowerer, stmts: list[ast.stmt], scope: _Scope, error: FrontendError, *, tail: bool,
                     node: ast.AST, result_type: Attribute | None = None) -> list[SSAValue]:
         """Emit a region over `stmts`; binds its live-outs in `scope` (or, for a tail
@@ -281,6 +305,12 @@ class RegionLowering:
             loads = loads | {first}
             code_stmts = [_ExplicitSuper(first).visit(copy.deepcopy(st)) for st in stmts]
         envs = [scope.env] + [sc.env for sc in self._caller_scopes]
+        writes_module = self._may_write_module_tensors(stmts, loads, scope)
+        if writes_module and (not tail or self.fn.inline):
+            # The region would update a parameter or buffer in place (`torch.Tensor.add_(self.buf, x)`,
+            # `b = self.buf; b.add_(x)`, `out=self.buf`): the sub-DNNs after it hold the old value as a
+            # constant. Only Python to the end of forward reads the new one.
+            raise Widen(error)
         mutated = mutated_names(stmts, scope.env) & set(scope.env)
         operands: list[SSAValue] = []
         params: list[str] = []
@@ -288,6 +318,13 @@ class RegionLowering:
         # (`global` names are the module's, read and written there: never handed over.)
         for name in sorted((loads | stores | mutated) & set(scope.env) - self.fn.declared_global):
             v = scope.env[name]
+            if writes_module and isinstance(v, SSAValue) and isinstance(v.owner, d.ParamOp):
+                # the module's own tensor, which the region updates (the program's is a copy)
+                prelude.append(f"{name} = __import__('operator').attrgetter({v.owner.path.data!r})(__dycl_root)")
+                continue
+            if writes_module and isinstance(v, SSAValue) and maybe_tensor(v) and any(
+                    isinstance(r.owner, d.ParamOp) for r in possible_roots(v, self.model, self._joins)):
+                raise Widen(error)  # a view of one: made before the region, from the program's copy
             if isinstance(v, SSAValue):
                 operands.append(self.for_python(v, node))  # type: ignore[arg-type]
                 params.append(name)
