@@ -58,6 +58,9 @@ def load_spec(spec: str) -> Any:
         assert module_spec is not None and module_spec.loader is not None
         module = importlib.util.module_from_spec(module_spec)
         sys.modules[mod_name] = module
+        folder = str(path.resolve().parent)
+        if folder not in sys.path:
+            sys.path.append(folder)  # its sibling modules import, as when Python runs the file
         try:
             module_spec.loader.exec_module(module)
         except SyntaxError:
