@@ -96,6 +96,8 @@ class _ViewsOfFunctions(nn.Module):
             v = torch.unsafe_chunk(h, 2)[1]
         elif self.kind == "split_with_sizes":
             v = torch.split_with_sizes(h, [1, 1])[0]
+        elif self.kind == "einsum":
+            v = torch.einsum("ij->ji", h)
         else:
             v = torch.unsafe_split(h, 1)[0]
         if x.sum() > 0:
@@ -103,7 +105,7 @@ class _ViewsOfFunctions(nn.Module):
         return h
 
 
-@pytest.mark.parametrize("kind", ["broadcast_tensors", "unsafe_chunk", "split_with_sizes", "unsafe_split"])
+@pytest.mark.parametrize("kind", ["broadcast_tensors", "unsafe_chunk", "split_with_sizes", "unsafe_split", "einsum"])
 def test_writes_through_views_of_these_functions_reach_the_base(kind):
     m = _ViewsOfFunctions(kind)
     cm = dycl.compile(copy.deepcopy(m), [torch.tensor([[1.0, 2.0], [3.0, 4.0]])], backend="torch")

@@ -44,6 +44,9 @@ _VIEW_FUNCTIONS = frozenset({
     "torch.broadcast_tensors", "torch.functional.broadcast_tensors", "torch.meshgrid", "torch.functional.meshgrid",
     "torch.functional.split", "torch.unsafe_chunk", "torch.unsafe_split", "torch.split_with_sizes",
     "torch.unsafe_split_with_sizes",
+    # A view for a pure permutation or diagonal ('ij->ji'), a new tensor otherwise: taken as
+    # one, so an in-place write through it that other names could see is refused (runs as Python).
+    "torch.einsum", "torch.functional.einsum",
     # A tensor's rows: list(y), tuple(y), iter(y), next(...) of it.
     "builtins.list", "builtins.tuple", "builtins.iter", "builtins.next", "builtins.reversed",
 })
@@ -76,7 +79,8 @@ def storage_root(v: SSAValue, model: nn.Module) -> SSAValue:
         elif isinstance(owner, d.CallMethodOp) and owner.method.data in _VIEW_METHODS:
             v = owner.operands[0]
         elif isinstance(owner, d.CallFunctionOp) and _is_view_function(owner.target.data):
-            v = owner.operands[0]
+            # (the first tensor: einsum's equation comes first)
+            v = next((o for o in owner.operands if not isinstance(o.type, d.PyObjType)), owner.operands[0])
         elif isinstance(owner, d.CallModuleOp) and isinstance(model.get_submodule(owner.path.data), _VIEW_MODULES):
             v = owner.operands[0]
         else:
