@@ -79,23 +79,32 @@ def try_whole_program(module: ModuleOp, model: nn.Module, inputs: list[Any], out
         onnx.save(program, str(out_dir / FILE))
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
+    try:
+        entry = _check_and_decide(module, target, out_dir, load_split, list(inputs))
+    except Exception as e:  # noqa: BLE001 (an optimisation: whatever fails here leaves the program split)
+        entry = {"used": False, "why": f"not used: {type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}"}
+    if not entry["used"]:
+        (out_dir / FILE).unlink(missing_ok=True)
+        return entry
+    return {**entry, "structure": structure}
+
+
+def _check_and_decide(module: ModuleOp, target: Target, out_dir: Path, load_split: Any,
+                      args: list[Any]) -> dict[str, Any]:
+    """The composed program checked against the split one on the example inputs, then timed against it."""
     from dycl.backends.verify_build import _same, load_built
 
     whole = load_built("onnxruntime", out_dir, FILE, target)
     split = load_split()
-    args = list(inputs)
     with torch.no_grad():
         want = torch.utils._pytree.tree_leaves(split(*args))
         got = whole(*args)
     if len(want) != len(got) or not all(_same(torch.as_tensor(w), g) for w, g in zip(want, got)):
-        (out_dir / FILE).unlink()
         return {"used": False, "why": "the composed program differs from the split one on the example inputs"}
     choice = _decide(module, target, split, whole, args)
     if choice.backend != "whole":
-        (out_dir / FILE).unlink()
         return {"used": False, "why": choice.reason, "timings_us": choice.timings_us}
-    return {"used": True, "file": FILE, "arguments": len(args), "structure": structure, "why": choice.reason,
-            "timings_us": choice.timings_us}
+    return {"used": True, "file": FILE, "arguments": len(args), "why": choice.reason, "timings_us": choice.timings_us}
 
 
 def _onnx_builds(jobs: list[Any], built: dict[str, Any], model: nn.Module, target: Target, out_dir: Path,
