@@ -41,7 +41,8 @@ from dycl.parallel_build import BuildJob, build_subgraphs
 from dycl.printing import module_text
 from dycl.signature import Signature
 from dycl.types import tensor_type_of
-from dycl.whole_program import host_text, try_whole_program
+from dycl.whole_program import mode as whole_program_mode
+from dycl.whole_program import try_whole_program
 from dycl.diagnostics import InputError, OutputError, SymbolicDimsError, UsageError
 
 CHOICE_ATTR = "dycl.backend_choice"  # set by assign-backends{policy=auto}
@@ -198,7 +199,7 @@ def build_artifact(module: ModuleOp, model: nn.Module, inputs: Sequence[torch.Te
     if entry is not None:
         manifest["whole_program"] = entry
         if entry["used"]:
-            (out_dir / "host.py").write_text(host_text(host, entry))
+            (out_dir / "host.py").write_text(emit_host_python(module, loaders, type(model).__name__, whole=entry))
         (out_dir / "manifest.json").write_text(json.dumps(seal(out_dir, manifest), indent=2) + "\n")
 
 
@@ -361,6 +362,7 @@ def compile(
         backend = _cpp_backend(backend)
     if tune_trials and backend == "auto":
         backend = "tvm"  # asking for MetaSchedule tuning is asking for TVM
+    whole_program_mode()  # a bad DYCL_WHOLE_PROGRAM fails here, not after the build
     if backend not in POLICIES:
         from dycl.runtime.loaders import resolve
 

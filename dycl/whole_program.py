@@ -16,7 +16,6 @@ program composes; for tests), `never`.
 from __future__ import annotations
 
 import hashlib
-import itertools
 import json
 import os
 import shutil
@@ -32,8 +31,9 @@ from torch import nn
 
 from dycl.backends import auto
 from dycl.backends.base import Target, get_backend
-from dycl.backends.onnx_program import NotComposable, compose
+from dycl.backends.onnx_program import NotComposable, check_host_ops, compose
 from dycl.build_cache import BuildCache, _versions
+from dycl.diagnostics import UsageError
 from dycl.printing import module_text
 
 FILE = "program.onnx"
@@ -44,7 +44,7 @@ POLICY_VERSION = "whole-1"
 def mode() -> str:
     value = os.environ.get("DYCL_WHOLE_PROGRAM", "auto")
     if value not in MODES:
-        raise ValueError(f"DYCL_WHOLE_PROGRAM must be one of {', '.join(MODES)}, got {value!r}")
+        raise UsageError(f"DYCL_WHOLE_PROGRAM must be one of {', '.join(MODES)}, got {value!r}")
     return value
 
 
@@ -65,6 +65,10 @@ def try_whole_program(module: ModuleOp, model: nn.Module, inputs: list[Any], out
         return None  # (sub-DNNs with shape guards: their checks live in the split host)
     if len(forward.body.block.args) != len(inputs):
         return None
+    try:
+        check_host_ops(forward)  # before building anything for a program that cannot compose
+    except NotComposable as e:
+        return {"used": False, "why": f"not composed: {e}"}
     scratch = Path(tempfile.mkdtemp(prefix="dycl-whole-"))
     try:
         subs = _onnx_builds(jobs, built, model, target, out_dir, scratch)
@@ -139,33 +143,16 @@ def _decide(module: ModuleOp, target: Target, split: Any, whole: Any, args: list
         return cached
     with torch.no_grad():
         samples = auto.interleaved_timings({"split": lambda: split(*args), "whole": lambda: whole(*args)})
-    ratios = sorted(w / s for w, s in zip(samples["whole"], samples["split"]))
-    wins = sum(r < 1.0 for r in ratios)
+    faster, wins = auto.clearly_faster(samples["whole"], samples["split"])
     med = {n: statistics.median(s) for n, s in samples.items()}
     timings = {n: round(m * 1e6, 2) for n, m in med.items()}
-    if statistics.median(ratios) < auto.MARGIN and wins >= auto.MAJORITY * len(ratios):
-        choice = auto.Choice("whole", f"whole program: {med['split'] / med['whole']:.2f}x faster than the split "
-                                      f"host on the example inputs, in {wins} of {len(ratios)} rounds", timings)
+    speedup, rounds = med["split"] / med["whole"], len(samples["whole"])
+    if faster:
+        choice = auto.Choice("whole", f"whole program: {speedup:.2f}x faster than the split host on the example "
+                                      f"inputs, in {wins} of {rounds} rounds", timings)
     else:
         choice = auto.Choice("split", f"split host: the whole program was not clearly faster "
-                                      f"({med['split'] / med['whole']:.2f}x, {wins} of {len(ratios)} rounds)", timings)
+                                      f"({speedup:.2f}x, {wins} of {rounds} rounds)", timings)
     auto.store_choice(key, choice)
     return choice
 
-
-def host_text(split_host: str, entry: dict[str, Any]) -> str:
-    """`host.py` that runs the composed program: the split `forward` kept beside it."""
-    args = ", ".join(f"x{i}" for i in range(entry["arguments"]))
-    leaves = itertools.count()
-
-    def rebuilt(structure: Any) -> str:
-        return f"outs[{next(leaves)}]" if structure is None else "(" + "".join(f"{rebuilt(s)}, " for s in structure) + ")"
-
-    parts = [rebuilt(s) for s in entry["structure"]]
-    result = parts[0] if len(parts) == 1 else ", ".join(parts)
-    whole = (f"\n\ndef forward_whole(rt{', ' if args else ''}{args}):\n"
-             f"    # {entry['file']}, one ONNX Runtime session: {entry['why']}\n"
-             f"    outs = rt.whole_program({args})\n"
-             f"    return {result}\n")
-    text = split_host.replace("\n\ndef load(", whole + "\n\ndef load(", 1)
-    return text.replace("model=model)", "model=model, whole=forward_whole)", 1)

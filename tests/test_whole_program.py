@@ -214,3 +214,13 @@ def test_host_scalars_compose(always, tmp_path):
         x = torch.tensor([row])
         with torch.no_grad():
             assert _same(model(x), cm(x)), row
+
+
+def test_a_bad_mode_fails_the_compile_before_building(monkeypatch, tmp_path):
+    from dycl.diagnostics import UsageError
+
+    monkeypatch.setenv("DYCL_WHOLE_PROGRAM", "sometimes")
+    model, example, _ = load_example("branchy")
+    with pytest.raises(UsageError, match="DYCL_WHOLE_PROGRAM must be one of"):
+        dycl.compile(model, example, backend="onnxruntime", out_dir=tmp_path / "a")
+    assert not (tmp_path / "a").exists()

@@ -95,16 +95,21 @@ def decide(samples: dict[str, list[float]]) -> Choice:
     chosen = order[0]
     why = "the cheapest to build"
     for other in order[1:]:
-        # Paired by round (the same load on both): faster in most rounds, and by the
-        # margin in the median round.
-        ratios = sorted(a / b for a, b in zip(samples[other], samples[chosen]))
-        wins = sum(r < 1.0 for r in ratios)
-        if statistics.median(ratios) < MARGIN and wins >= MAJORITY * len(ratios):
+        faster, wins = clearly_faster(samples[other], samples[chosen])
+        if faster:
             why = (f"{med[chosen] / med[other]:.2f}x faster than {chosen}, "
                    f"in {wins} of {len(samples[other])} rounds")
             chosen = other
     timings = {n: round(m * 1e6, 2) for n, m in med.items()}
     return Choice(chosen, f"{chosen}: {why}", timings)
+
+
+def clearly_faster(new: list[float], old: list[float]) -> tuple[bool, int]:
+    """Whether `new` beats `old`, paired by round (the same load on both): faster in
+    most rounds, and by the margin in the median round; and in how many rounds."""
+    ratios = sorted(a / b for a, b in zip(new, old))
+    wins = sum(r < 1.0 for r in ratios)
+    return statistics.median(ratios) < MARGIN and wins >= MAJORITY * len(ratios), wins
 
 
 def cached_choice(key: str) -> Choice | None:

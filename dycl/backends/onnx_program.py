@@ -58,6 +58,20 @@ _LOGIC = {"arith.andi": "And", "arith.ori": "Or", "arith.xori": "Xor"}
 _FLOAT_ARITH = {"arith.addf": "Add", "arith.subf": "Sub", "arith.mulf": "Mul"}
 
 
+# Every host op the composer translates (some only for some types: `seq` checks those).
+HOST_OPS = frozenset({"dycl.call_subgraph", "dycl.to_bool", "dycl.make_tuple", "dycl.get_item", "dycl.item",
+                      "dycl.if", "dycl.yield", "dycl.return", "func.return", "arith.constant", "arith.cmpi",
+                      "arith.cmpf", "arith.select", "arith.sitofp", "arith.extui", "arith.extsi", *_LOGIC,
+                      *_FLOAT_ARITH})
+
+
+def check_host_ops(forward: func.FuncOp) -> None:
+    """Raises NotComposable where `forward` holds an op no ONNX graph here expresses."""
+    for op in forward.body.walk():
+        if op.name not in HOST_OPS:
+            raise NotComposable(f"the host runs {op.name}")
+
+
 # (the `if` whose branch fell through, the ops after it, the continuation around that)
 _Then = tuple[Operation, list[Operation], "Any"]
 

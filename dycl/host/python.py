@@ -9,6 +9,7 @@ predicates and scalars. Its helpers and `Program` come from the runtime
 
 from __future__ import annotations
 
+import itertools
 import keyword
 import math
 import re
@@ -38,8 +39,24 @@ import os
 FOOTER = '''
 
 def load(path=os.path.dirname(os.path.abspath(__file__)), model=None):
-    return Program(path, forward, _LOADERS, _REGIONS, _STATE, model=model)
+    return Program(path, forward, _LOADERS, _REGIONS, _STATE, model=model{whole})
 '''
+
+
+def whole_forward(whole: dict[str, Any]) -> str:
+    """`forward_whole`, which runs the program composed into one ONNX Runtime graph
+    (dycl.whole_program's manifest entry) and rebuilds forward's result structure."""
+    args = ", ".join(f"x{i}" for i in range(whole["arguments"]))
+    leaves = itertools.count()
+
+    def rebuilt(structure: Any) -> str:
+        return f"outs[{next(leaves)}]" if structure is None else "(" + "".join(f"{rebuilt(s)}, " for s in structure) + ")"
+
+    result = ", ".join(rebuilt(s) for s in whole["structure"])
+    return (f"\n\ndef forward_whole(rt{', ' if args else ''}{args}):\n"
+            f"    # {whole['file']}, one ONNX Runtime session: {whole['why']}\n"
+            f"    outs = rt.whole_program({args})\n"
+            f"    return {result}\n")
 
 
 class _Namer:
@@ -295,9 +312,12 @@ def double_callees(module: ModuleOp) -> set[str]:
             and computes_in_double(f)}
 
 
-def emit_host_python(module: ModuleOp, loaders: dict[str, str], model_name: str) -> str:
+def emit_host_python(module: ModuleOp, loaders: dict[str, str], model_name: str,
+                     whole: dict[str, Any] | None = None) -> str:
     """Source of the host module; `loaders` maps each backend its sub-DNNs use to
-    the import path of its loader (`Backend.loader`, "package.module:function")."""
+    the import path of its loader (`Backend.loader`, "package.module:function");
+    `whole`, where the program also runs composed (dycl.whole_program), adds
+    `forward_whole`, which the loaded program runs instead of `forward`."""
     check_host_contract(module, "Python host", allow_python=True)
     host = [f for f in module.ops if isinstance(f, func.FuncOp) and d.SUBGRAPH_ATTR not in f.attributes]
     em = PythonHostEmitter()
@@ -323,7 +343,8 @@ def emit_host_python(module: ModuleOp, loaders: dict[str, str], model_name: str)
         + "\n\n"
         + body
         + "\n"
-        + FOOTER
+        + (whole_forward(whole) if whole else "")
+        + FOOTER.format(whole=", whole=forward_whole" if whole else "")
     )
 
 
