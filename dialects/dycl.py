@@ -1616,20 +1616,71 @@ class SetAttrOp(IRDLOperation):
     value = operand_def()
     module = prop_def(StringAttr)
     attr_name = prop_def(StringAttr)
+    in_place = opt_prop_def(UnitAttr)
     irdl_options = (ParsePropInAttrDict(),)
 
     assembly_format = "$module $attr_name `(` $value `)` attr-dict `:` type($value)"
 
-    def __init__(self, module: str, attr_name: str, value: SSAValue):
+    def __init__(self, module: str, attr_name: str, value: SSAValue, in_place: bool = False):
         super().__init__(operands=[value],
-                         properties={"module": StringAttr(module), "attr_name": StringAttr(attr_name)})
+                         properties={"module": StringAttr(module), "attr_name": StringAttr(attr_name),
+                                     **({"in_place": UnitAttr()} if in_place else {})})
 
     def verify_(self) -> None:
-        path = self.module.data
-        if path and not all(p.isidentifier() or p.isdigit() for p in path.split(".")):
-            raise VerifyException(f"'dycl.set_attr' module path {path!r} is not a dotted submodule path")
-        if not self.attr_name.data.isidentifier():
-            raise VerifyException(f"'dycl.set_attr' attribute name {self.attr_name.data!r} is not an identifier")
+        _verify_attr_path(self.name, self.module.data, self.attr_name.data)
+        if self.in_place is not None and not (is_tensor_type(self.value.type) or self.value.type == ANY):
+            raise VerifyException(f"'dycl.set_attr' in place stores a tensor, got {self.value.type}")
+
+
+def _verify_attr_path(op_name: str, path: str, attr: str) -> None:
+    if path and not all(p.isidentifier() or p.isdigit() for p in path.split(".")):
+        raise VerifyException(f"'{op_name}' module path {path!r} is not a dotted submodule path")
+    if not attr.isidentifier():
+        raise VerifyException(f"'{op_name}' attribute name {attr!r} is not an identifier")
+
+
+@irdl_op_definition
+class GetAttrOp(IRDLOperation):
+    """Reads module state on the host, where eager reads it: an attribute of the
+    model or of a submodule (`module` is its dotted path) that `forward` itself
+    writes (`self.steps += 1`, a buffer updated in place, `self.h` carried from
+    the previous call), so it cannot be built in as a constant.
+
+    The result has the type the attribute had when the model was compiled (a
+    tensor's shape and dtype; `i64`, `f64`, `i1` for Python numbers); the host
+    checks it on every read and raises where the attribute no longer has it.
+    With `copy` the host reads a copy of the tensor: a later in-place store
+    (`dycl.set_attr {in_place}`) updates the module's tensor, and the value read
+    before it must keep its old contents (values are immutable in the IR).
+    Not pure: it reads what earlier `dycl.set_attr` and fallback regions stored.
+
+    ```mlir
+    %n = dycl.get_attr "" "steps" : i64
+    %c = dycl.get_attr "norm" "count" {copy} : tensor<f32>
+    ```
+    """
+
+    name = "dycl.get_attr"
+    module = prop_def(StringAttr)
+    attr_name = prop_def(StringAttr)
+    copy = opt_prop_def(UnitAttr)
+    result = result_def()
+    irdl_options = (ParsePropInAttrDict(),)
+
+    assembly_format = "$module $attr_name attr-dict `:` type($result)"
+
+    def __init__(self, module: str, attr_name: str, result_type: Attribute, copy: bool = False):
+        super().__init__(result_types=[result_type],
+                         properties={"module": StringAttr(module), "attr_name": StringAttr(attr_name),
+                                     **({"copy": UnitAttr()} if copy else {})})
+
+    def verify_(self) -> None:
+        _verify_attr_path(self.name, self.module.data, self.attr_name.data)
+        t = self.result.type
+        if not (isinstance(t, TensorType) and all(n >= 0 for n in t.get_shape())) and t not in (i64, f64, i1):
+            raise VerifyException(f"'dycl.get_attr' reads a tensor of static shape or an i64, f64 or i1, got {t}")
+        if self.copy is not None and not isinstance(t, TensorType):
+            raise VerifyException(f"'dycl.get_attr' copies tensors only, got {t}")
 
 
 HOST_ONLY_OPS: tuple[type[Operation], ...] = (
@@ -1646,6 +1697,7 @@ HOST_ONLY_OPS: tuple[type[Operation], ...] = (
     PyRegionOp,
     RaiseOp,
     SetAttrOp,
+    GetAttrOp,
 )
 
 TENSOR_OPS: tuple[type[Operation], ...] = (
@@ -1684,6 +1736,7 @@ DYCL = Dialect(
         PyRegionOp,
         RaiseOp,
         SetAttrOp,
+        GetAttrOp,
     ],
     [AnyValueType, PyObjType, ListType, GlobalAttr],
 )

@@ -191,7 +191,12 @@ def build_artifact(module: ModuleOp, model: nn.Module, inputs: Sequence[torch.Te
     if MUTATES_ARGUMENTS_ATTR in module.attributes:
         # forward changes lists the caller passed: calls run the model, as eager does
         manifest["mutates_arguments"] = [a.data for a in module.attributes[MUTATES_ARGUMENTS_ATTR].data]
-    if regions or LAYOUT_ATTR in module.attributes or MUTATES_ARGUMENTS_ATTR in module.attributes:
+    state = sorted({f"{op.module.data}.{op.attr_name.data}".lstrip(".") for op in module.walk()
+                    if isinstance(op, d.GetAttrOp)})
+    if state:
+        # Module state the host reads at run time: a reloaded artifact reads it off the saved model.
+        manifest["module_state"] = state
+    if regions or state or LAYOUT_ATTR in module.attributes or MUTATES_ARGUMENTS_ATTR in module.attributes:
         manifest["fallback_model"] = save_fallback_model(model, regions, out_dir)
     (out_dir / "manifest.json").write_text(json.dumps(seal(out_dir, manifest), indent=2) + "\n")
     entry = try_whole_program(module, model, list(inputs), out_dir, target, policy or backend, builds, built,

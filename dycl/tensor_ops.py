@@ -14,9 +14,29 @@ import torch
 
 def setitem(t: torch.Tensor, index: Any, value: Any) -> torch.Tensor:
     """`t[index] = value`, as a new tensor (`value` cast and broadcast as Python's does)."""
+    if isinstance(index, torch.Tensor) and index.dim() == 0 and t.dim() > 0 and \
+            index.dtype in (torch.int64, torch.int32, torch.int16, torch.int8):
+        # A host int handed over as a 0-d tensor: `out[i] = v` would read it back (an
+        # unbacked size); index_copy keeps it a tensor (check-index-bounds keeps it in range).
+        return t.index_copy(0, (index % t.shape[0]).view(1), _row(t, value).unsqueeze(0))
+    if isinstance(index, torch.SymInt) and t.dim() > 0:
+        # An index the host computes (`self.hist[self.ptr] = v`; check-index-bounds keeps it
+        # in range): `out[u0] = v` cannot be traced with an unbacked size, select_scatter can.
+        n = t.shape[0]
+        torch._check(index >= -n)
+        torch._check(index < n)
+        return torch.select_scatter(t, _row(t, value).clone(), 0, index % n)
     out = t.clone()
     out[index] = value
     return out
+
+
+def _row(t: torch.Tensor, value: Any) -> torch.Tensor:
+    """`value` as one row of `t` (`t[i] = value` broadcasts it; leading 1s drop)."""
+    row = torch.as_tensor(value, dtype=t.dtype, device=t.device)
+    while row.dim() > t.dim() - 1 and row.shape[0] == 1:
+        row = row[0]
+    return row.expand(t.shape[1:])
 
 
 _SCALAR_NAMES = {torch.float32: "Float", torch.float64: "Double", torch.float16: "Half", torch.bfloat16: "BFloat16",

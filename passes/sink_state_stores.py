@@ -37,16 +37,33 @@ def sink_block(block: Block) -> None:
             continue
         if classify(op) in (TENSOR, FREE) and not op.regions:
             continue
-        for store in pending:
+        for store in _live(pending):
             store.detach()
             block.insert_op_before(store, op)
         pending = []
         for region in op.regions:
             for b in region.blocks:
                 sink_block(b)
-    for store in pending:  # a block without a terminator: they stay last
+    for store in _live(pending):  # a block without a terminator: they stay last
         store.detach()
         block.add_op(store)
+
+
+def _live(pending: list[Operation]) -> list[Operation]:
+    """`pending` without the stores a later one overwrites before anything could see
+    them (the same attribute, stored the same way, no check between that could raise):
+    `self.ema.mul_(m).add_(x)` stores the module's tensor once."""
+    kept: list[Operation] = []
+    for op in reversed(pending):
+        if isinstance(op, d.SetAttrOp):
+            later = next((o for o in kept if _is_check(o) or isinstance(o, d.SetAttrOp) and (
+                o.module.data, o.attr_name.data) == (op.module.data, op.attr_name.data)), None)
+            if isinstance(later, d.SetAttrOp) and (later.in_place is None) == (op.in_place is None):
+                op.detach()
+                op.erase()
+                continue
+        kept.insert(0, op)
+    return kept
 
 
 def _is_check(op: Operation) -> bool:
@@ -68,6 +85,9 @@ class SinkStateStoresPass(ModulePass):
     read feeding it) move the same way.
 
     Expects: dycl IR, before `extract-hcfg`.
+    A store that the next one overwrites before any host op or check (the same
+    attribute, stored the same way) is dropped.
+
     Guarantees: every `dycl.set_attr` and bounds check is followed only by other
     stores and checks up to a host operation of its block (or the block's end);
     they keep their order and never leave their block.

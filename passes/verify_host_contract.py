@@ -13,7 +13,7 @@ lower-host-scalars the host function holds only
 
 and every sub-DNN is a branch-free `func.func` over ranked tensors and host
 scalars. With `allow-python=true` (the Python host) the host may also run Python:
-fallback regions, module-state stores, calls of Python functions and of torch
+fallback regions, module-state reads and stores, calls of Python functions and of torch
 (data-dependent sizes, calls on lists), lists held at run time (`!dycl.list`),
 any raise and any Python constant.
 """
@@ -34,7 +34,7 @@ from dycl.dialects import dycl as d
 _CONTROL = (d.IfOp, d.ForOp, d.WhileOp, d.ConditionOp, d.YieldOp, d.BreakOp, d.ReturnOp, func.ReturnOp)
 _CORE = (*_CONTROL, d.CallSubgraphOp, d.ToBoolOp, d.ItemOp, d.MakeTupleOp, d.GetItemOp)
 _LISTS = (d.MakeListOp, d.ListAppendOp, d.ListGetOp, d.ListLenOp)
-_PYTHON = (d.PyRegionOp, d.SetAttrOp, d.RaiseOp, d.CallFunctionOp, d.CallMethodOp, d.ConstantOp, *_LISTS)
+_PYTHON = (d.PyRegionOp, d.SetAttrOp, d.GetAttrOp, d.RaiseOp, d.CallFunctionOp, d.CallMethodOp, d.ConstantOp, *_LISTS)
 
 
 def _scalar_or_tensor(t: Attribute) -> bool:
@@ -70,6 +70,8 @@ def _why_not(op: Operation) -> str | None:
         return f"a fallback region ({op.construct.data}: {op.reason.data}) at {op.loc.data}, Python code"
     if isinstance(op, d.SetAttrOp):
         return "a module-state store (Python objects)"
+    if isinstance(op, d.GetAttrOp):
+        return "a module-state read (Python objects)"
     if isinstance(op, _LISTS):
         return "a list held at run time (a Python list the loop appends to)"
     if isinstance(op, (d.CallFunctionOp, d.CallMethodOp)):

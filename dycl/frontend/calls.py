@@ -25,6 +25,7 @@ from dycl.diagnostics import FrontendError
 from dycl.dialects import dycl as d
 from dycl.frontend.exceptions import is_super_init
 from dycl.frontend.inplace import maybe_tensor
+from dycl.frontend.state import state_key
 from dycl.frontend.loops import NeedsStatic, RuntimeRange
 from dycl.frontend.operator_calls import IN_PLACE_OPS, STATEMENT_DUNDERS, as_statement, statement_function
 from dycl.frontend.values import (
@@ -607,6 +608,12 @@ class CallLowering:
         scope = self._caller_scopes[-1]
         if isinstance(receiver, ast.Name) and scope.env.get(receiver.id) is not recv:
             receiver = None
+        if isinstance(receiver, ast.Attribute) and isinstance(receiver.value, (ast.Name, ast.Attribute)) and isinstance(
+                owner := self.expr(receiver.value, scope), ModuleRef) and \
+                scope.env.get(state_key(owner.module, receiver.attr)) is recv:
+            receiver = ast.Name(id=ast.unparse(receiver))  # module state: `self.ema.mul_(m)` (named for messages)
+        elif isinstance(recv, SSAValue) and isinstance(recv.owner, d.ParamOp) and name not in _SHAPE_CHANGING_IN_PLACE:
+            self.buffers_written([recv.owner.path.data])  # a buffer forward updates: state
         out_of_place = name[:-1]
         fresh = _fresh_tensor(receiver) and isinstance(recv, SSAValue) and (hasattr(torch.Tensor, out_of_place) and
                                                                            name not in _IN_PLACE_AS)

@@ -24,6 +24,7 @@ from xdsl.ir import BlockArgument, Operation, SSAValue
 
 from dycl.dialects import dycl as d
 from dycl.frontend.loops import NeedsStatic, _Injected
+from dycl.frontend.state import NewState, state_type
 from dycl.types import dtype_of, tensor_type_of
 from dycl.frontend.values import (
     DictVal,
@@ -168,7 +169,7 @@ class ExpressionLowering:
                 return self._name(name, e, scope)
             case ast.Attribute(value=base, attr=attr):
                 owner = self.expr(base, scope)
-                if isinstance(owner, ModuleRef) and (state := self.read_state(owner, attr, scope)) is not None:
+                if isinstance(owner, ModuleRef) and (state := self.read_state(owner, attr, scope, e)) is not None:
                     return state
                 return self._attribute(owner, attr, e)
             case ast.Tuple(elts=elts) | ast.List(elts=elts) if any(isinstance(x, ast.Starred) for x in elts):
@@ -304,6 +305,9 @@ class ExpressionLowering:
             if attr in m._modules:
                 return base.child(attr)
             if attr in m._parameters or attr in m._buffers:
+                if (id(m), attr) in self.dirty_attrs:  # (read as `self.buf`, it is state: read_state)
+                    raise self.unsupported(node, f"a read of the buffer '{attr}', which forward changes, "
+                                                 "spelled other than as an attribute")
                 t = getattr(m, attr)
                 if t is None:
                     return Static(None)
@@ -321,6 +325,8 @@ class ExpressionLowering:
             except AttributeError:
                 raise self.error(node, f"module '{base.path or 'self'}' ({type(m).__name__}) has no attribute '{attr}'") from None
             if isinstance(val, torch.Tensor):
+                if state_type(val) is not None and (id(m), attr) not in self.dirty_attrs and attr in m.__dict__:
+                    raise NewState({(id(m), attr)})  # a plain tensor attribute: read on the host, as module state
                 raise self.error(node, f"tensor attribute '{attr}' is neither a parameter nor a buffer; register it as a buffer")
             self._note_folded(f"{base.path}.{attr}" if base.path else attr, node)
             root = "__dycl_root" if not base.path else f"__dycl_root.get_submodule({base.path!r})"

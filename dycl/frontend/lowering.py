@@ -54,7 +54,7 @@ from dycl.frontend.contexts import flatten_transparent_with
 from dycl.frontend.exceptions import PathEnded, TryLowering
 from dycl.frontend.functions import FunctionLowering
 from dycl.frontend.restructure import hoist_walrus
-from dycl.frontend.state import StateLowering, is_state_key
+from dycl.frontend.state import NewState, StateLowering, is_state_key, state_key
 from dycl.signature import Signature
 from dycl.frontend.inplace import bound_values, maybe_tensor, possible_roots, rebind
 from dycl.frontend.loops import LoopLowering, NeedsStatic, OverBudget, _Again, _Continuation, _snapshot
@@ -126,6 +126,11 @@ class Lowerer(ScopeLowering, ExpressionLowering, CallLowering, LoopLowering, Reg
         self.as_python = as_python or {}
         self.dirty_attrs = dirty_attrs or set()
         self.written_attrs: set[tuple[int, str]] = set()
+        # Module state of this call: state key -> (module path, attribute, module); what the host reads.
+        self.state_owners: dict[str, tuple[str, str, Any]] = {}
+        self.state_reads: dict[tuple[int, str], tuple[Any, str, str]] = {}
+        # Values a module tensor holds (a read of state, updated in place since): stores in place.
+        self.module_held: set[SSAValue] = set()
         self.folded_attrs: dict[tuple[int, str], str] = {}
         # What was folded, to guard at run time: (object, attribute, "attr") and
         # (a function's globals, name, "global") for module-level constants.
@@ -560,9 +565,21 @@ class Lowerer(ScopeLowering, ExpressionLowering, CallLowering, LoopLowering, Reg
                     if old is not None and not maybe_tensor(old) and not isinstance(old, SeqVal):
                         self._assign(target, self._binop(op, old, self.expr(value, scope), s), scope)
                         return
-                if isinstance(target, ast.Subscript) and isinstance(target.value, ast.Name):
+                    if isinstance(old, SSAValue) and maybe_tensor(old) and \
+                            scope.env.get(state_key(owner.module, target.attr)) is old:  # type: ignore[union-attr]
+                        # a tensor of module state, updated in place (`self.count += 1`)
+                        v = self._binop(op, old, self.expr(value, scope), s)
+                        if isinstance(v, SSAValue):
+                            v = self.call_function("dycl.tensor_ops.inplace_result", [v, old], {}, s)
+                            self._update_in_place(ast.unparse(target), old, v, scope, s)
+                            return
+                    if isinstance(old, SSAValue) and isinstance(old.owner, d.ParamOp):
+                        self.buffers_written([old.owner.path.data])  # `self.count += 1` on a buffer: state
+                if isinstance(target, ast.Subscript) and isinstance(target.value, (ast.Name, ast.Attribute)):
                     # `z[i] += v`: z[i] is read, updated and written back (`z[i] = z[i] + v`).
-                    base = scope.env.get(target.value.id)
+                    base = scope.env.get(target.value.id) if isinstance(target.value, ast.Name) else \
+                        self.read_state(owner, target.value.attr, scope, target.value) if isinstance(
+                            owner := self.expr(target.value.value, scope), ModuleRef) else None
                     if isinstance(base, SSAValue) and maybe_tensor(base):
                         v = self._binop(op, self.expr(load, scope), self.expr(value, scope), s)
                         if self._assign_tensor_item(target, v, scope):
@@ -631,6 +648,9 @@ class Lowerer(ScopeLowering, ExpressionLowering, CallLowering, LoopLowering, Reg
         for env in envs:
             for other, w in bound_values(env):
                 if w is not old and maybe_tensor(w) and roots & possible_roots(w, self.model, self._joins):
+                    if other in self.state_owners:
+                        path, attr, _ = self.state_owners[other]
+                        other = f"self.{path + '.' if path else ''}{attr}"
                     raise self.unsupported(
                         node,
                         f"in-place update of '{name}', which shares its storage with '{other}' "
@@ -641,11 +661,17 @@ class Lowerer(ScopeLowering, ExpressionLowering, CallLowering, LoopLowering, Reg
             raise self.unsupported(node, f"in-place update of the input '{name}' (the caller's tensor changes too)")
         if any(isinstance(r.owner, d.ParamOp) for r in roots):
             # (`b = self.buf; b.add_(x)`, `self.buf.view(3)[0] = v`: the module's own tensor changes)
+            self.buffers_written([r.owner.path.data for r in roots if isinstance(r.owner, d.ParamOp)])
             raise self.unsupported(node, f"in-place update of '{name}', a module parameter or buffer or a view of one")
-        if any(is_state_key(k) for env in envs for k, w in bound_values(env) if w is old):
+        # Module state holding the tensor itself (`b = self.buf; b.add_(x)`) is stored too.
+        held = list(dict.fromkeys(k for env in envs for k, w in env.items() if is_state_key(k) and w is old))
+        if any(is_state_key(k) and k not in held for env in envs for k, w in bound_values(env) if w is old) or \
+                any(k not in self.state_owners for k in held):
             raise self.unsupported(node, f"in-place update of '{name}', which a module attribute also holds")
         for env in envs:
             rebind(env, old, new)
+        for k in held:
+            self.store_state_in_place(k, new, old, node)
 
     def _expr_stmt(self, value: ast.expr, scope: _Scope) -> None:
         # `seq.append(x)` on a Python list grows it at compile time.
@@ -766,17 +792,27 @@ class Lowerer(ScopeLowering, ExpressionLowering, CallLowering, LoopLowering, Reg
         """`t[i] = v` (a mask, slices, indices) on a tensor named `t`: `t` and every name
         holding it now hold the updated copy, as for `t += ...`; a view, an input or a
         module's tensor is refused (its base, the caller or the module would change too)."""
-        if not isinstance(target.value, ast.Name):
-            return False
-        name = target.value.id
-        base = scope.env.get(name)
-        if not isinstance(base, SSAValue) or not maybe_tensor(base):
+        if isinstance(target.value, ast.Attribute) and isinstance(owner := self.expr(target.value.value, scope), ModuleRef):
+            # `self.buf[i] = v` on a tensor of module state: stored in place
+            name = ast.unparse(target.value)
+            base = self.read_state(owner, target.value.attr, scope, target.value)
+            if base is None and target.value.attr in owner.module._buffers:
+                self.buffers_written([f"{owner.path}.{target.value.attr}".lstrip(".")])
+            if not isinstance(base, SSAValue) or not maybe_tensor(base):
+                return False
+        elif isinstance(target.value, ast.Name):
+            name = target.value.id
+            base = scope.env.get(name)
+            if not isinstance(base, SSAValue) or not maybe_tensor(base):
+                return False
+        else:
             return False
         index = self._index(target.slice, scope)
         new = self.call_function("dycl.tensor_ops.setitem", [base, index, v], {}, target)
         assert isinstance(new, SSAValue)
         self._update_in_place(name, base, new, scope, target)
-        scope.env[name] = new
+        if isinstance(target.value, ast.Name):
+            scope.env[name] = new
         return True
 
     def note_argument_mutated(self, seq: SeqVal, node: ast.AST) -> None:
@@ -991,20 +1027,25 @@ def lower_module(model: nn.Module, example_inputs: Sequence[Any], model_key: str
             module = lowerer.lower()
         except Widen as w:
             raise w.error from None
+        except NewState as found:
+            dirty |= found.keys
+            continue
         if lowerer.unknown_writes and lowerer.folded_attrs:
             raise FrontendError("a fallback region writes attributes of an object the compiler cannot follow, "
                                 "and compiled code reads module attributes that it may change")
-        weights = {(id(m), n): f"{path + '.' if path else ''}{n}" for path, m in model.named_modules()
-                   for n, _ in (*m.named_parameters(recurse=False), *m.named_buffers(recurse=False))}
-        changed = sorted(weights[k] for k in lowerer.written_attrs if k in weights)
+        params = {(id(m), n): f"{path + '.' if path else ''}{n}" for path, m in model.named_modules()
+                  for n, _ in m.named_parameters(recurse=False)}
+        buffers = {(id(m), n) for m in model.modules() if isinstance(m._buffers, dict) for n in m._buffers}
+        changed = sorted(params[k] for k in lowerer.written_attrs if k in params)
         reads_weights = any(isinstance(op, d.ParamOp) for op in module.walk())
         if changed or (lowerer.unknown_writes and reads_weights):
-            # Sub-DNNs hold parameters and buffers as constants: they would not see the change.
-            what = f"its parameters or buffers ({', '.join(changed)})" if changed else "tensors it may hold"
+            # Sub-DNNs hold parameters as constants: they would not see the change.
+            what = f"its parameters ({', '.join(changed)})" if changed else "tensors it may hold"
             raise FrontendError(f"forward changes {what} in place, which compiled sub-DNNs hold as constants",
                                 note="the model runs as eager Python (fallback='python'), or call it without the update")
-        # Attributes a region writes are state: reading them at compile time was wrong.
-        new = {k for k in lowerer.written_attrs if k in lowerer.folded_attrs} - dirty
+        # Attributes a region writes are state: reading them at compile time was wrong;
+        # buffers forward writes are state too, not constants of the sub-DNNs.
+        new = {k for k in lowerer.written_attrs if k in lowerer.folded_attrs or k in buffers} - dirty
         if not new:
             break
         dirty |= new
@@ -1013,6 +1054,12 @@ def lower_module(model: nn.Module, example_inputs: Sequence[Any], model_key: str
     module.verify()
     if folded_reads is not None:
         folded_reads.extend(lowerer.folded_reads.values())
+        # What the host reads at run time (its type is checked), and buffers forward
+        # itself writes (their changes are no change of the model).
+        folded_reads.extend(lowerer.state_reads.values())
+        modules = {id(m): m for m in model.modules()}
+        folded_reads.extend((modules[k], n, "written") for k, n in sorted(dirty, key=str)
+                            if k in modules and isinstance(n, str) and n in modules[k]._buffers)
     return module
 
 

@@ -180,6 +180,17 @@ def mutated_names(stmts: list[ast.stmt], env: dict[str, Value]) -> set[str]:
     return out
 
 
+def module_tensor_path(v: SSAValue) -> str | None:
+    """The dotted path of the module tensor `v` is the program's copy of (a parameter,
+    a buffer, a tensor of module state read on the host), or None."""
+    op = v.owner
+    if isinstance(op, d.ParamOp):
+        return op.path.data
+    if isinstance(op, d.GetAttrOp) and op.copy is not None:
+        return f"{op.module.data}.{op.attr_name.data}".lstrip(".")
+    return None
+
+
 def _writes_in_place(node: ast.AST) -> bool:
     """An in-place tensor update: `t.add_(...)`, `torch.Tensor.add_(t, ...)`, `f(..., out=t)`, `t[i] = v`."""
     if isinstance(node, ast.Call):
@@ -282,7 +293,7 @@ class RegionLowering:
         for name in loads:
             v = scope.env.get(name)
             if isinstance(v, ModuleRef) or isinstance(v, SSAValue) and maybe_tensor(v) and any(
-                    isinstance(r.owner, d.ParamOp) for r in possible_roots(v, self.model, self._joins)):
+                    module_tensor_path(r) is not None for r in possible_roots(v, self.model, self._joins)):
                 return True
         return False
 
@@ -318,12 +329,12 @@ class RegionLowering:
         # (`global` names are the module's, read and written there: never handed over.)
         for name in sorted((loads | stores | mutated) & set(scope.env) - self.fn.declared_global):
             v = scope.env[name]
-            if writes_module and isinstance(v, SSAValue) and isinstance(v.owner, d.ParamOp):
+            if writes_module and isinstance(v, SSAValue) and (path := module_tensor_path(v)) is not None:
                 # the module's own tensor, which the region updates (the program's is a copy)
-                prelude.append(f"{name} = __import__('operator').attrgetter({v.owner.path.data!r})(__dycl_root)")
+                prelude.append(f"{name} = __import__('operator').attrgetter({path!r})(__dycl_root)")
                 continue
             if writes_module and isinstance(v, SSAValue) and maybe_tensor(v) and any(
-                    isinstance(r.owner, d.ParamOp) for r in possible_roots(v, self.model, self._joins)):
+                    module_tensor_path(r) is not None for r in possible_roots(v, self.model, self._joins)):
                 raise Widen(error)  # a view of one: made before the region, from the program's copy
             if isinstance(v, SSAValue):
                 operands.append(self.for_python(v, node))  # type: ignore[arg-type]

@@ -17,7 +17,7 @@ from collections.abc import Iterable
 from typing import Any
 
 from xdsl.dialects import arith, func
-from xdsl.dialects.builtin import ModuleOp, TensorType, TupleType, f64
+from xdsl.dialects.builtin import ModuleOp, TensorType, TupleType, f64, i64
 from xdsl.ir import Attribute, Block, Operation, SSAValue
 
 from dycl.classify import PYTHON_VALUE_METHODS, builds_python_object
@@ -93,6 +93,14 @@ class PythonHostEmitter:
 
     def emit(self, text: str, depth: int) -> None:
         self.lines.append("    " * depth + text)
+
+    def state_owner(self, path: str) -> str:
+        """The host's name (`rt.state_0`) of the module at `path` whose state forward reads or writes."""
+        owner = next((k for k, p in self.state.items() if p == path), None)
+        if owner is None:
+            owner = f"state_{len(self.state)}"
+            self.state[owner] = path
+        return owner
 
     def names(self, vals: Iterable[SSAValue]) -> str:
         return ", ".join(self.name(v) for v in vals)
@@ -211,12 +219,17 @@ class PythonHostEmitter:
                 self.assign([n(r) for r in op.res], op.cond_region.block.args, depth)
             case d.PyRegionOp():
                 self.region(op, depth)
+            case d.SetAttrOp() if op.in_place is not None:
+                self.emit(f"_store_in_place(rt.{self.state_owner(op.module.data)}, {op.attr_name.data!r}, "
+                          f"{self.name(op.value)})", depth)
             case d.SetAttrOp():
-                owner = next((k for k, p in self.state.items() if p == op.module.data), None)
-                if owner is None:
-                    owner = f"state_{len(self.state)}"
-                    self.state[owner] = op.module.data
-                self.emit(f"rt.{owner}.{op.attr_name.data} = _t({self.name(op.value)})", depth)
+                self.emit(f"rt.{self.state_owner(op.module.data)}.{op.attr_name.data} = _t({self.name(op.value)})", depth)
+            case d.GetAttrOp():
+                t = op.result.type
+                spec = (f"'tensor', {tuple(t.get_shape())!r}, {str(dtype_of(t.element_type)).removeprefix('torch.')!r}"
+                        if isinstance(t, TensorType) else repr({i64: "int", f64: "float"}.get(t, "bool")))
+                self.emit(f"{n(op.result)} = _read_state(rt.{self.state_owner(op.module.data)}, "
+                          f"{op.attr_name.data!r}, {spec})", depth)
             case d.RaiseOp():
                 pos, kw = op.positional_and_keyword()
                 args = ", ".join([self.name(v) for v in pos] + [f"{k}={self.name(v)}" for k, v in kw.items()])

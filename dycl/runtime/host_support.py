@@ -34,7 +34,46 @@ HOST_NAMES = {
     "_t": "to_torch",
     "_f64": "double_scalar",
     "_list_result": "list_result",
+    "_read_state": "read_state",
+    "_store_in_place": "store_in_place",
 }
+
+
+class StateTypeError(RuntimeError):
+    """Module state the host reads no longer has the type the program was compiled for."""
+
+
+_DTYPES: dict[str, Any] = {}
+
+
+def read_state(owner: Any, name: str, kind: str, shape: tuple[int, ...] = (), dtype: str = "") -> Any:
+    """`owner.name`, module state forward changes, read where eager reads it: a
+    number of `kind`, or (kind "tensor") a copy of a tensor of `shape` and `dtype`
+    (a later store in place must not change the value read here)."""
+    v = getattr(owner, name)
+    if kind == "tensor":
+        import torch
+
+        want = _DTYPES.get(dtype) or _DTYPES.setdefault(dtype, getattr(torch, dtype))
+        if isinstance(v, torch.Tensor) and v.shape == shape and v.dtype is want and v.device.type == "cpu":
+            return v.detach().clone()
+        got = (f"a {'x'.join(map(str, v.shape)) or 'scalar'} {str(v.dtype).removeprefix('torch.')} tensor on "
+               f"{v.device}") if isinstance(v, torch.Tensor) else repr(type(v).__name__)
+        raise StateTypeError(f"dycl: module state '{name}' holds {got}; the program was compiled for a "
+                             f"{'x'.join(map(str, shape)) or 'scalar'} {dtype} CPU tensor (compile the model again)")
+    if type(v).__name__ != kind:
+        raise StateTypeError(f"dycl: module state '{name}' holds a {type(v).__name__}; the program was compiled for "
+                             f"a {kind} (compile the model again)")
+    return v
+
+
+def store_in_place(owner: Any, name: str, value: Any) -> None:
+    """`owner.name` updated in place with `value` (`self.count += 1` on a buffer):
+    the module keeps its own tensor, as in eager; the host's values are copies."""
+    import torch
+
+    with torch.no_grad():
+        getattr(owner, name).copy_(to_torch(value))
 
 
 def list_result(value: Any, dtype: str, call: str) -> Any:
@@ -215,7 +254,8 @@ class Program:
             if model is not None:
                 self.root = model
             else:
-                self.root = load_model(path, manifest) if regions or manifest.get("layout_sensitive") else StateHolder()
+                self.root = load_model(path, manifest) if regions or manifest.get("layout_sensitive") or \
+                    manifest.get("module_state") else StateHolder()
             for name, (code, globals_name, where) in (regions or {}).items():
                 setattr(self, name, make_region(code, globals_name, where))
             for name, module_path in (state or {}).items():

@@ -43,20 +43,27 @@ class LiveModelGuard:
         self._modules = [m for _, m in model.named_modules(remove_duplicate=False)]
         self._names = {id(m): path or type(model).__name__ for path, m in model.named_modules()}
         self._training = list(map(_training, self._modules))
+        folded_reads = list(folded_reads)
+        # Module state the host reads at run time ("state": its type is what the
+        # program was compiled for) and buffers forward itself writes ("written":
+        # their updates and replacements are no change of the model).
+        own = {(id(h), n) for h, n, kind in folded_reads if kind == "written"}
+        self._state = [(h, n, _state_spec(getattr(h, n, None))) for h, n, kind in folded_reads if kind == "state"]
         # Every parameter, buffer and submodule by its owner's dict and name: replaced
         # objects differ by identity, updated tensors by their version counter.
         # (TorchScript modules keep other mappings: they run as themselves, reading
         # their weights live.)
         slots = [(m, kind, d, name, v) for m in self._modules
                  for kind, d in (("parameter", m._parameters), ("buffer", m._buffers), ("submodule", m._modules))
-                 if isinstance(d, dict) for name, v in d.items()]
+                 if isinstance(d, dict) for name, v in d.items() if (id(m), name) not in own]
         self._slots = slots
         self._dicts = [d for _, _, d, _, _ in slots]
         self._keys = [name for _, _, _, name, _ in slots]
         self._held = [v for _, _, _, _, v in slots]
         self._tensors = [v for _, kind, _, _, v in slots if kind != "submodule" and v is not None]
         self._versions = list(map(_version, self._tensors))
-        self._reads = [(holder, name, kind, _snapshot(_read(holder, name, kind))) for holder, name, kind in folded_reads]
+        self._reads = [(holder, name, kind, _snapshot(_read(holder, name, kind))) for holder, name, kind in folded_reads
+                       if kind not in ("state", "written")]
         # The common case in one C-level list comparison: every slot and every
         # module's `training` (its __dict__ entry) against what the compile saw.
         # Lists compare items by identity first; an item that is not the same object
@@ -112,6 +119,10 @@ class LiveModelGuard:
             now = _read(holder, name, kind)
             if now is not value and not (deep and _same(now, value)):
                 return f"{'the global ' if kind == 'global' else ''}{_label(holder, name, kind)} changed"
+        for holder, name, spec in self._state:
+            if _state_spec(getattr(holder, name, None)) != spec:
+                return f"{self._where(holder, name)} (module state) no longer holds a {spec[0]}" + (
+                    f" of shape {list(spec[1])} and dtype {str(spec[2]).removeprefix('torch.')}" if len(spec) > 1 else "")
         return None
 
     def _same_slots(self) -> bool:
@@ -148,6 +159,13 @@ class LiveModelGuard:
 
 
 _MISSING = object()
+
+
+def _state_spec(value: Any) -> tuple[Any, ...]:
+    """What the host's read of module state relies on: a number's type, a tensor's shape, dtype and device."""
+    if _is_tensor(value):
+        return ("tensor", tuple(value.shape), value.dtype, value.device.type)
+    return (type(value).__name__,)
 
 
 def _read(holder: Any, name: str, kind: str) -> Any:

@@ -361,7 +361,7 @@ class CallerTensorUpdatedInHelperBranch(nn.Module):
 
 class BufferUpdatedInForward(nn.Module):
     """A step counter kept in a buffer and updated by forward (ActNorm-style state):
-    sub-DNNs would hold it as a constant, so forward runs as eager."""
+    module state the host reads and updates in place, not a constant of a sub-DNN."""
 
     def __init__(self):
         super().__init__()
@@ -870,7 +870,7 @@ CASES = {
     "config_objects": (ConfigObjects, _inputs(), 0, 1),
     "config_written_in_forward": (ConfigWrittenInForward, _inputs(), None, 1),
     "caller_tensor_updated_in_helper_branch": (CallerTensorUpdatedInHelperBranch, _inputs(), 1, 1),
-    "buffer_updated_in_forward": (BufferUpdatedInForward, _inputs(), 1, 0),
+    "buffer_updated_in_forward": (BufferUpdatedInForward, _inputs(), 0, 1),
     "words_before_break": (WordsBeforeBreak, _inputs(seeds=12), None, 1),
     "stateful_decoder": (StatefulDecoder, _inputs((1, 5, 8), scale=3.0, seeds=12), 1, 1),  # the print
     "layer_counter": (LayerCounter, _inputs(seeds=10), 0, 1),

@@ -1,0 +1,271 @@
+"""Module state forward itself changes, as published models keep it: counters
+(`self.steps += 1`), buffers updated in place (`self.count += 1`, an EMA with
+`mul_().add_()`, `copy_`, a ring buffer `self.hist[self.ptr] = v`), a hidden state
+carried from one call to the next, state in a submodule. Compiled, not run as
+Python: the host reads the state where eager reads it and stores it where eager
+stores it, so every call's result and the module afterwards equal eager's, on
+every path, call after call."""
+
+from __future__ import annotations
+
+import copy
+import warnings
+
+import pytest
+import torch
+from torch import nn
+
+import dycl
+from dycl.diagnostics import FallbackWarning
+
+pytestmark = pytest.mark.slow
+
+
+class StepCounter(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(4, 4)
+        self.steps = 0
+
+    def forward(self, x):
+        self.steps += 1
+        h = self.fc(x)
+        if h.sum() > 0:
+            return h * self.steps
+        return h - self.steps
+
+
+class BufferCounter(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(4, 4)
+        self.register_buffer("count", torch.zeros(()))
+
+    def forward(self, x):
+        h = self.fc(x)
+        if h.mean() > 0:
+            self.count += 1
+        return h + self.count
+
+
+class Ema(nn.Module):
+    """torch.no_grad() around a chained in-place update, as normalisation layers write it."""
+
+    def __init__(self, momentum=0.9):
+        super().__init__()
+        self.fc = nn.Linear(4, 4)
+        self.momentum = momentum
+        self.register_buffer("ema", torch.zeros(4))
+        self.register_buffer("seen", torch.zeros((), dtype=torch.long))
+
+    def forward(self, x):
+        h = self.fc(x)
+        with torch.no_grad():
+            self.ema.mul_(self.momentum).add_(h.mean(0), alpha=1 - self.momentum)
+            self.seen += x.shape[0]
+        if self.ema.sum() > 0:
+            return h - self.ema
+        return h + self.ema * 2
+
+
+class RunningMax(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.register_buffer("running_max", torch.full((4,), -1.0))
+
+    def forward(self, x):
+        m = x.amax(0)
+        if (m > self.running_max).any():
+            self.running_max.copy_(torch.maximum(m, self.running_max))
+        return x / self.running_max.abs().clamp(min=1e-3)
+
+
+class RingBuffer(nn.Module):
+    """A history of the last `n` means, written at a pointer kept as a Python int."""
+
+    def __init__(self, n=3):
+        super().__init__()
+        self.n = n
+        self.ptr = 0
+        self.register_buffer("hist", torch.zeros(n))
+
+    def forward(self, x):
+        self.hist[self.ptr] = x.mean()
+        self.ptr = (self.ptr + 1) % self.n
+        if self.hist.sum() > 0:
+            return x * self.hist.max()
+        return x + self.hist.min()
+
+
+class Recurrent(nn.Module):
+    """A hidden state carried from call to call in a plain attribute."""
+
+    def __init__(self):
+        super().__init__()
+        self.cell = nn.Linear(8, 4)
+        self.h = torch.zeros(1, 4)
+
+    def forward(self, x):
+        self.h = torch.tanh(self.cell(torch.cat([x, self.h], 1)))
+        if self.h.sum() > 0:
+            return self.h * 2
+        return self.h
+
+
+class AliasedBuffer(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.register_buffer("acc", torch.zeros(4))
+
+    def forward(self, x):
+        before = self.acc.clone()
+        a = self.acc
+        if x.sum() > 0:
+            a.add_(x[0])
+        else:
+            a.sub_(x[0])
+        return before, self.acc * 1
+
+
+class Cell(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(4, 4)
+        self.register_buffer("calls", torch.zeros((), dtype=torch.long))
+        self.last = 0.0
+
+    def forward(self, x):
+        self.calls += 1
+        y = self.fc(x)
+        self.last = float(y.mean())
+        return y
+
+
+class StateInSubmodule(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.cell = Cell()
+
+    def forward(self, x):
+        y = self.cell(x)
+        if self.cell.last > 0:
+            return y * self.cell.calls
+        return y - self.cell.calls
+
+
+MODELS = {
+    "step_counter": (StepCounter, (2, 4)),
+    "buffer_counter": (BufferCounter, (2, 4)),
+    "ema": (Ema, (2, 4)),
+    "running_max": (RunningMax, (2, 4)),
+    "ring_buffer": (RingBuffer, (2, 4)),
+    "recurrent": (Recurrent, (1, 4)),
+    "aliased_buffer": (AliasedBuffer, (1, 4)),
+    "state_in_submodule": (StateInSubmodule, (2, 4)),
+}
+
+
+def _inputs(shape, calls=6):
+    gen = torch.Generator().manual_seed(1)
+    return [torch.randn(*shape, generator=gen) * (2.0 if k % 3 else -2.0) for k in range(calls)]
+
+
+def _state(m):
+    return {**{k: v.clone() for k, v in m.state_dict().items()},
+            **{f"{p}.{k}": v for p, mod in m.named_modules() for k, v in vars(mod).items()
+               if not k.startswith("_") and isinstance(v, (int, float, torch.Tensor))}}
+
+
+def _same(a, b, exact):
+    if isinstance(a, tuple):
+        return len(a) == len(b) and all(_same(x, y, exact) for x, y in zip(a, b))
+    if isinstance(a, torch.Tensor):
+        return torch.equal(a, b) if exact else torch.allclose(a, b, rtol=1e-5, atol=1e-6)
+    return a == b if exact or not isinstance(a, float) else abs(a - b) <= 1e-6 * max(1.0, abs(b))
+
+
+def _check(name, backend):
+    cls, shape = MODELS[name]
+    torch.manual_seed(0)
+    model = cls().eval()
+    eager = copy.deepcopy(model)
+    xs = _inputs(shape)
+    cm = dycl.compile(model, (xs[0].clone(),), backend=backend, fallback="error")
+    assert cm.manifest.get("module_state"), "the host reads the module's state"
+    for x in xs:
+        with warnings.catch_warnings():
+            warnings.simplefilter("error", FallbackWarning)  # no call runs as eager
+            got = cm(x.clone())
+        with torch.no_grad():
+            want = eager(x.clone())
+        assert _same(got, want, exact=backend == "torch"), (name, got, want)
+        now, then = _state(model), _state(eager)
+        assert now.keys() == then.keys()
+        for k in now:
+            assert _same(now[k], then[k], exact=backend == "torch"), (name, k, now[k], then[k])
+    return cm, model, eager
+
+
+@pytest.mark.parametrize("name", sorted(MODELS))
+def test_state_compiles_and_matches_eager_call_after_call(name):
+    _check(name, "torch")
+
+
+@pytest.mark.parametrize("name", ["ema", "ring_buffer", "recurrent", "state_in_submodule"])
+def test_state_on_a_real_backend(name):
+    _check(name, "auto")
+
+
+def test_buffers_keep_their_identity():
+    """`self.seen += n` and `self.ema.mul_(m).add_(...)` update the module's own
+    tensors, as eager does."""
+    torch.manual_seed(0)
+    model = Ema().eval()
+    seen, ema = model.seen, model.ema
+    cm = dycl.compile(model, (torch.randn(2, 4),), backend="torch")
+    for _ in range(4):
+        cm(torch.randn(2, 4))
+    assert model.seen is seen and model.ema is ema and seen.item() == 8 and ema.abs().sum() > 0
+
+
+def test_state_changed_by_the_caller_to_another_type_runs_eager():
+    """The caller sets the state to a tensor of another shape (a reset for another
+    batch size): the compiled program was built for the old one, so that call runs
+    eager, with a warning, and its answer is eager's."""
+    torch.manual_seed(0)
+    model = Recurrent().eval()
+    eager = copy.deepcopy(model)
+    cm = dycl.compile(model, (torch.randn(1, 4),), backend="torch")
+    model.h = eager.h = torch.zeros(2, 4)
+    x = torch.randn(2, 4)
+    with pytest.warns(FallbackWarning, match="module state"):
+        got = cm(x)
+    assert torch.equal(got, eager(x).detach())
+    model.steps = eager.steps = 0
+    model.h = eager.h = torch.zeros(1, 4)  # back to the compiled type: compiled again
+    x = torch.randn(1, 4)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", FallbackWarning)
+        assert torch.equal(cm(x), eager(x).detach())
+
+
+def test_a_saved_artifact_carries_the_state_on(tmp_path):
+    """A reloaded artifact reads the state off the model saved with it, and goes on
+    from where the compiled model was when it was saved."""
+    cm, model, eager = _check("ring_buffer", "torch")
+    cm.save(tmp_path / "a")
+    loaded = dycl.load(tmp_path / "a")
+    for x in _inputs((2, 4))[:4]:
+        assert torch.equal(loaded(x.clone()), eager(x.clone()))
+
+
+def test_the_host_reads_and_stores_where_eager_does():
+    """The generated host: a read of each state (a copy for tensors), a store in
+    place for the buffer, and no fallback region."""
+    torch.manual_seed(0)
+    cm = dycl.compile(Ema().eval(), (torch.randn(2, 4),), backend="torch")
+    host = (cm.path / "host.py").read_text()
+    assert "_read_state(rt.state_0, 'ema', 'tensor', (4,), 'float32')" in host
+    assert "_store_in_place(rt.state_0, 'ema', " in host
+    assert "_store_in_place(rt.state_0, 'seen', " in host
+    assert not cm.fallbacks
