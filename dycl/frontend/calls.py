@@ -471,18 +471,26 @@ class CallLowering:
         raise self.unsupported(node, message)
 
     def _call_indexed(self: Lowerer, fn: IndexedModule, args: list[Value], kwargs: dict[str, Value], node: ast.Call, scope: _Scope) -> Value:
-        """`self.experts[i](x)` with a run-time `i`: an if-chain over the children."""
+        """`self.experts[i](x)` with a run-time `i`: an if-chain over the children;
+        `self.heads[key](x)` of a ModuleDict compares the key with each of its keys
+        (no match raises eager's KeyError)."""
         members = fn.container.members()
         n = len(members)
+        keys = list(fn.container.module._modules) if isinstance(fn.container.module, nn.ModuleDict) else None
 
         def pick(k: int, sub: _Scope) -> None:
-            if k == n - 1:
+            if keys is not None and k == n:
+                self.raise_exception(ExceptionVal(KeyError, [fn.index]), sub, node)
+                sub.env["$v"] = Static(None)
+                return
+            if k == n - 1 and keys is None:
                 m = members[k]
                 if not isinstance(m, ModuleRef):
                     raise self.error(node, "calling a None entry of a module list")
                 sub.env["$v"] = self._call_module(m, args, kwargs, node)
                 return
-            hit = self._compare_index(fn.index, k, n, node)
+            hit = self._compare_index(fn.index, k, n, node) if keys is None else self.to_bool(
+                self.call_function("_operator.eq", [fn.index, Static(keys[k])], {}, node), node)
             inner = _Scope(env=copy_env(sub.env))
             self._branch(hit, [], [], inner, node,
                          then_fn=lambda s2: pick_last(k, s2), else_fn=lambda s2: pick(k + 1, s2))

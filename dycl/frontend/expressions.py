@@ -663,8 +663,8 @@ class ExpressionLowering:
             if not isinstance(index, Static):
                 if self.loop_depth:
                     raise NeedsStatic
-                if isinstance(m, (nn.Sequential, nn.ModuleList)) and isinstance(index, SSAValue):
-                    return IndexedModule(base, index)
+                if isinstance(m, (nn.Sequential, nn.ModuleList, nn.ModuleDict)) and isinstance(index, SSAValue):
+                    return IndexedModule(base, index)  # (a ModuleDict by a key chosen at run time)
                 raise self.error(node, "indexing a module container needs a compile-time index")
             if isinstance(m, nn.ModuleDict):
                 if index.value not in m._modules:

@@ -1563,6 +1563,24 @@ class AttentionWithoutWeights(nn.Module):
 CASES["attention_without_weights"] = (AttentionWithoutWeights, [(x[0].repeat(1, 3),) for x in sign_inputs()])
 
 
+class ModuleDictByRunTimeKey(nn.Module):
+    """`self.heads[key](x)` with the key chosen by the data (a task or language
+    head picked per input); a key the dict lacks raises eager's KeyError."""
+
+    def __init__(self):
+        super().__init__()
+        self.heads = nn.ModuleDict({"pos": nn.Linear(4, 4), "neg": nn.Sequential(nn.Linear(4, 4), nn.Tanh())})
+
+    def forward(self, x):
+        key = "pos" if x.sum() > 0 else "neg"
+        if x.abs().max() > 10:
+            key = "large"
+        return self.heads[key](x) * 2
+
+
+CASES["module_dict_by_run_time_key"] = (ModuleDictByRunTimeKey, sign_inputs() + [(torch.full((1, 4), 20.0),)])
+
+
 def check_matches_eager(name: str, **compile_options) -> None:
     """Compile case `name` and compare it with eager on all its inputs (type and values)."""
     import dycl
