@@ -774,6 +774,8 @@ class _Inferrer:
             for k, v in enumerate(index):
                 if scalar(v):
                     owner.operands[k] = read(owner.operands[k], owner)
+            if isinstance(owner.result.type, TupleType):  # (typed already: a loop body inferred again)
+                Rewriter.replace_value_with_new_type(owner.result, TupleType([o.type for o in owner.operands]))
             index = tuple(Unknown(i64) if scalar(v) else v for v in index)
             self.env[owner.result] = index
         return index

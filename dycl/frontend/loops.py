@@ -188,10 +188,16 @@ class LoopLowering:
             if isinstance(s.iter, ast.Name) and s.iter.id in _appended_names(s.body):
                 raise self.unsupported(s, "appending to the list a for loop iterates over")
             it = RuntimeRange(Static(0), self.emit(d.ListLenOp(held), s).result, Static(1))
+        rows = it if isinstance(it, SSAValue) and items is None and (it.type == d.ANY or isinstance(
+            it.type, TensorType) and it.type.get_shape() and it.type.get_shape()[0] < 0) else None
+        if rows is not None:
+            # `for r in t` over a tensor whose row count is not known yet: a loop over
+            # range(len(t)) taking t[i] (unroll-loops unrolls it once the count is known)
+            it = RuntimeRange(Static(0), self.call_function("builtins.len", [rows], {}, s.iter), Static(1))
         if items is None:
             if isinstance(it, RuntimeRange):
                 try:
-                    self._rolled_for(s, (it.start, it.stop, it.step), scope, held, hold_lists=True)
+                    self._rolled_for(s, (it.start, it.stop, it.step), scope, held, hold_lists=True, rows=rows)
                 except NeedsStatic as e:
                     raise self.unsupported(s, e.message if isinstance(e, InPlaceSharing) else (
                         "a loop over a run-time range whose body needs per-iteration compile-time values")) from None
@@ -309,16 +315,17 @@ class LoopLowering:
         scope.env.pop(flag, None)
 
     def _rolled_for(self: Lowerer, s: ast.For, bounds: tuple[Value, Value, Value], scope: _Scope,
-                    elements: SSAValue | None = None, hold_lists: bool = False) -> None:
+                    elements: SSAValue | None = None, hold_lists: bool = False, rows: SSAValue | None = None) -> None:
         """Emit `dycl.for` (the target bound to the index, or to that element of
-        `elements`); raises NeedsStatic when the body needs per-iteration values.
-        `hold_lists`: lists the body changes are held by the host (a run-time range)."""
+        `elements`, or to that row of the tensor `rows`); raises NeedsStatic when the
+        body needs per-iteration values. `hold_lists`: lists the body changes are
+        held by the host (a run-time range)."""
         extra: set[str] = set()
         if hold_lists:
             self._hold_lists(_appended_names(s.body), s.body, scope, s)
         while True:
             try:
-                return self._rolled_for_carrying(s, bounds, scope, extra, elements)
+                return self._rolled_for_carrying(s, bounds, scope, extra, elements, rows)
             except _MoreCarried as e:
                 extra |= e.names
             except _ListsChanged as e:
@@ -326,7 +333,7 @@ class LoopLowering:
                     raise
 
     def _rolled_for_carrying(self: Lowerer, s: ast.For, bounds: tuple[Value, Value, Value], scope: _Scope,
-                             extra: set[str], elements: SSAValue | None) -> None:
+                             extra: set[str], elements: SSAValue | None, rows: SSAValue | None = None) -> None:
         target_names = {n.id for n in ast.walk(s.target) if isinstance(n, ast.Name)}
         carried = self._carried(s.body, scope, extra)
         if not isinstance(s.target, ast.Name):
@@ -339,13 +346,15 @@ class LoopLowering:
             self._loop_entries.update(zip(body_block.args[1:], inits))
             lb, ub, st = (self._index_value(b, s) for b in bounds)
             sub = self._loop_scope(scope, carried, body_block.args[1:])
-            body_block.args[0].name_hint = s.target.id if elements is None else None
+            body_block.args[0].name_hint = s.target.id if elements is None and rows is None else None
             self.loops.append(_RolledLoop(carried))
             self.loop_depth += 1
             try:
                 with self._in_block(body_block):
                     target = body_block.args[0] if elements is None else self.emit(
                         d.ListGetOp(elements, body_block.args[0]), s).result
+                    if rows is not None:
+                        target = self.call_function("_operator.getitem", [rows, body_block.args[0]], {}, s)
                     self._assign(s.target, target, sub)
                     self._lower_body(restructure(s.body, (ast.Continue,), lambda _: []), sub)
                     if not sub.terminated:

@@ -1581,6 +1581,34 @@ class ModuleDictByRunTimeKey(nn.Module):
 CASES["module_dict_by_run_time_key"] = (ModuleDictByRunTimeKey, sign_inputs() + [(torch.full((1, 4), 20.0),)])
 
 
+class RowsOfComputedTensors(nn.Module):
+    """`for r in t` over tensors forward computes: rows of a known count (unrolled
+    once shapes are inferred), of a count the data decides (`unique()`, a mask, a
+    `nonzero()`: a host loop), and a `tolist()` read on the host."""
+
+    def forward(self, x):
+        acc = x[0] * 0
+        for r in torch.tanh(x):
+            acc = acc + r
+            if acc.sum() > 1.5:
+                break
+        labels = (x > 0).long().sum(1)
+        means = x.new_zeros(x.shape[1])
+        for c in labels.unique():
+            means = means + x[labels == c].mean(0)
+        picked = x.sum() * 0
+        for idx in torch.nonzero(x > 0.5):
+            picked = picked + x[idx[0], idx[1]]
+        total = 0.0
+        for v in x.sum(1).tolist():
+            total += v
+        return acc, means, picked, total
+
+
+CASES["rows_of_computed_tensors"] = (RowsOfComputedTensors, [(torch.randn(4, 3, generator=torch.Generator().manual_seed(s)) * m,)
+                                                            for s, m in ((0, 1.0), (1, 3.0), (2, -2.0), (3, 0.1))])
+
+
 def check_matches_eager(name: str, **compile_options) -> None:
     """Compile case `name` and compare it with eager on all its inputs (type and values)."""
     import dycl
