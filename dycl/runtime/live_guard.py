@@ -6,8 +6,8 @@ fields, a module-level constant). A change after the compile (an optimizer step,
 `load_state_dict`, `model.train()`, `m.temperature = 0.1`, a submodule replaced)
 would not be seen: the compiled model's answer would silently be the old model's.
 The guard notices such changes, as torch.compile's guards do; the caller then runs
-the live model as eager Python. Measured cost: ~65 ns per parameter or buffer and
-~25 ns per slot and module (router, 25 parameters and 33 modules: ~3.5 us a call).
+the live model as eager Python. Measured cost (2-core VM): branchy (8 parameters)
+1.9 us a call, router (25 parameters, 33 modules) 5.2 us, skipnet (95) 25 us.
 """
 
 from __future__ import annotations
@@ -16,12 +16,13 @@ import copy
 import enum
 from collections.abc import Iterable
 from itertools import repeat
-from operator import attrgetter, is_
+from operator import attrgetter, call, is_
 from typing import Any
 
 _IMMUTABLE = (bool, int, float, complex, str, bytes, type(None), enum.Enum)
 _version = attrgetter("_version")
 _training = attrgetter("training")
+_forward = attrgetter("forward")
 
 
 def _is_tensor(v: Any) -> bool:
@@ -74,7 +75,6 @@ class LiveModelGuard:
         flags = [m for m in self._modules if type(m.__dict__.get("training")) is bool]
         self._fast = ([self._dicts[k] for k in plain] + [m.__dict__ for m in flags],
                       [self._keys[k] for k in plain] + ["training"] * len(flags))
-        self._fast_held = [self._held[k] for k in plain] + [m.training for m in flags]
         fast = set(plain)
         rest = [k for k in range(len(self._held)) if k not in fast]
         self._rest = ([self._dicts[k] for k in rest], [self._keys[k] for k in rest], [self._held[k] for k in rest])
@@ -89,7 +89,6 @@ class LiveModelGuard:
         # (in the one C-level comparison of slots above)
         self._fast[0].extend(self._own)
         self._fast[1].extend(["forward"] * len(self._own))
-        self._fast_held.extend(self._own_forward)
         self._classes = list({type(m): None for m in self._modules})
         self._class_forward = [getattr(c, "forward", None) for c in self._classes]
         import torch.nn as nn  # (the guard runs only with a live torch model)
@@ -98,12 +97,26 @@ class LiveModelGuard:
         self._sized = [d for m in self._modules if isinstance(m, containers) for d in (m._modules, m._parameters)
                        if isinstance(d, dict)] + _global_hooks()
         self._sizes = list(map(len, self._sized))
+        # What the common case compares, each kind in one C-level map: version
+        # counters, slots and `training`/`forward` entries, classes' forward and
+        # container sizes (together), odd modules' `training`.
+        self._fast_held = list(map(dict.get, *self._fast))
+        self._misc = ([_forward] * len(self._classes) + [len] * len(self._sized), [*self._classes, *self._sized])
+        self._misc_held = list(map(call, *self._misc))
+        self._more = bool(self._rest[0] or self._odd_modules or self._reads or self._state)
 
     def changed(self) -> str | None:
-        if list(map(_version, self._tensors)) == self._versions and self._same_slots() and \
-                all(map(is_, map(dict.get, *self._rest[:2]), self._rest[2])) and \
-                list(map(_training, self._odd_modules)) == self._odd_training and self._same_classes_and_sizes():
-            return self._read_changed()
+        # (no method calls on the common path: a small model's guard measured 3.0 us with them, 1.6 us without)
+        try:
+            if list(map(_version, self._tensors)) == self._versions and \
+                    list(map(dict.get, *self._fast)) == self._fast_held and \
+                    list(map(call, *self._misc)) == self._misc_held and (not self._more or (
+                        all(map(is_, map(dict.get, *self._rest[:2]), self._rest[2])) and
+                        list(map(_training, self._odd_modules)) == self._odd_training and
+                        self._read_changed() is None)):
+                return None
+        except Exception:  # noqa: BLE001 (a replaced tensor compared by value, a class without forward: look closer)
+            pass
         return self._what_changed()
 
     def _same_classes_and_sizes(self) -> bool:
@@ -124,12 +137,6 @@ class LiveModelGuard:
                 return f"{self._where(holder, name)} (module state) no longer holds a {spec[0]}" + (
                     f" of shape {list(spec[1])} and dtype {str(spec[2]).removeprefix('torch.')}" if len(spec) > 1 else "")
         return None
-
-    def _same_slots(self) -> bool:
-        try:
-            return list(map(dict.get, *self._fast)) == self._fast_held
-        except Exception:  # noqa: BLE001 (a replaced tensor compared by value: changed)
-            return False
 
     def _what_changed(self) -> str | None:
         if list(map(_version, self._tensors)) != self._versions:
