@@ -4,9 +4,10 @@ past the tensor work after it.
 The frontend stores module state where the Python assigns it (`self.h = h`),
 often between tensor ops that would otherwise form one sub-DNN; `extract-hcfg`
 cuts a region at every host op. Tensor ops cannot observe module attributes
-(parameters and buffers are never stored this way), so a store may wait until the
-next host op of its block (a branch, a loop, a region, a raise, the return): the
-module holds the same values whenever anything on the host can look.
+(they compute on values the host read), so a store may wait until the next host
+op of its block (a branch, a loop, a region, a raise, the return), or the next
+tensor op that raises on some data in eager (`cholesky`, `inverse`): the module
+holds the same values whenever anything on the host can look.
 
 The checks `check-index-bounds` adds (a predicate read and a `dycl.if` marked
 `dycl.bounds_check` that raises) wait the same way: the tensor work between
@@ -35,7 +36,7 @@ def sink_block(block: Block) -> None:
         if isinstance(op, d.SetAttrOp) or _is_check(op) or _reads_for_check(op):
             pending.append(op)
             continue
-        if classify(op) in (TENSOR, FREE) and not op.regions:
+        if classify(op) in (TENSOR, FREE) and not op.regions and not may_raise(op):
             continue
         for store in _live(pending):
             store.detach()
@@ -47,6 +48,19 @@ def sink_block(block: Block) -> None:
     for store in _live(pending):  # a block without a terminator: they stay last
         store.detach()
         block.add_op(store)
+
+
+# Tensor ops that raise on some data in eager (a matrix that is not positive
+# definite, a singular one, negative probabilities): a store before one happens
+# before it, as the module after the exception shows.
+_RAISING = frozenset({"cholesky", "inverse", "inv", "solve", "multinomial", "_assert", "cholesky_inverse",
+                      "cholesky_solve", "lu_factor", "lu", "eigh", "eig", "svd", "matrix_power", "det"})
+
+
+def may_raise(op: Operation) -> bool:
+    name = op.target.data if isinstance(op, d.CallFunctionOp) else op.method.data if isinstance(
+        op, d.CallMethodOp) else ""
+    return name.rsplit(".", 1)[-1] in _RAISING
 
 
 def _live(pending: list[Operation]) -> list[Operation]:

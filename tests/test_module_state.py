@@ -269,3 +269,150 @@ def test_the_host_reads_and_stores_where_eager_does():
     assert "_store_in_place(rt.state_0, 'ema', " in host
     assert "_store_in_place(rt.state_0, 'seen', " in host
     assert not cm.fallbacks
+
+
+# ------------------------------------------------- found by a probe in other styles
+
+
+class _Bump(nn.Module):
+    def __init__(self, n):
+        super().__init__()
+        self.register_buffer("n", n)
+
+    def forward(self, x):
+        self.n += 1
+        return x + self.n
+
+
+class SharedBuffer(nn.Module):
+    """One tensor registered in two submodules: an update through one is seen through the other."""
+
+    def __init__(self):
+        super().__init__()
+        shared = torch.zeros(())
+        self.a, self.b = _Bump(shared), _Bump(shared)
+
+    def forward(self, x):
+        return self.a(self.b(self.a(x)))
+
+
+class ForeachEma(nn.Module):
+    """timm-style EMA over a list of buffers with torch._foreach_lerp_."""
+
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(4, 4)
+        self.register_buffer("ew", torch.zeros(4, 4))
+        self.register_buffer("eb", torch.zeros(4))
+
+    def forward(self, x):
+        with torch.no_grad():
+            torch._foreach_lerp_([self.ew, self.eb], [self.fc.weight, self.fc.bias], 0.5)
+        return x @ self.ew.t() + self.eb
+
+
+class FunctionForms(nn.Module):
+    """nn.init.zeros_ in a reset() forward calls, torch.clamp_ on a buffer."""
+
+    def __init__(self):
+        super().__init__()
+        self.register_buffer("h", torch.zeros(4))
+        self.register_buffer("acc", torch.linspace(-2.0, 2.0, 4))
+        self.steps = 0
+
+    def reset(self):
+        nn.init.zeros_(self.h)
+        self.steps = 0
+
+    def forward(self, x):
+        if self.steps >= 2:
+            self.reset()
+        self.h.add_(x.mean(0))
+        self.steps += 1
+        y = x + self.acc
+        torch.clamp_(self.acc, -0.5, 0.5)
+        return y + self.acc + self.h
+
+
+class LazyHasattr(nn.Module):
+    def forward(self, x):
+        if not hasattr(self, "running"):
+            self.running = torch.zeros(4)
+        self.running = self.running * 0.9 + x.mean(0)
+        return x - self.running
+
+
+MODELS.update({"shared_buffer": (SharedBuffer, (2, 4)), "foreach_ema": (ForeachEma, (2, 4)),
+               "function_forms": (FunctionForms, (2, 4)), "lazy_hasattr": (LazyHasattr, (2, 4))})
+
+
+@pytest.mark.parametrize("name", ["shared_buffer", "foreach_ema", "function_forms", "lazy_hasattr"])
+def test_styles_a_probe_found_match_eager(name):
+    """These gave other values than eager (a shared buffer counted once, the EMA and
+    the clamp never reached the buffers, the lazily made state started again each
+    call); now compiled or run as Python, and equal."""
+    cls, shape = MODELS[name]
+    torch.manual_seed(0)
+    model = cls().eval()
+    eager = copy.deepcopy(model)
+    xs = _inputs(shape)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", FallbackWarning)
+        cm = dycl.compile(model, (xs[0].clone(),), backend="torch")
+        for x in xs:
+            got = cm(x.clone())
+            with torch.no_grad():
+                want = eager(x.clone())
+            assert _same(got, want, exact=True), (name, got, want)
+            now, then = _state(model), _state(eager)
+            assert all(_same(now[k], then[k], exact=True) for k in then), name
+
+
+class CholeskyAfterStore(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.register_buffer("count", torch.zeros(()))
+
+    def forward(self, x):
+        self.count += 1
+        a = x.t() @ x + 1e-3 * torch.eye(4)
+        return torch.linalg.cholesky(a) * self.count
+
+
+def test_a_store_before_an_op_that_raises_happens_first():
+    """The update of `count` before a cholesky that raises on a NaN batch is on the
+    module after the exception, as in eager (it was stored after the sub-DNN)."""
+    model = CholeskyAfterStore()
+    cm = dycl.compile(model, (torch.randn(6, 4),), backend="torch")
+    bad = torch.randn(6, 4)
+    bad[0, 0] = float("nan")
+    with pytest.raises(torch.linalg.LinAlgError):
+        cm(bad)
+    assert model.count.item() == 1.0
+
+
+class RecurrentRows(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.cell = nn.Linear(8, 4)
+        self.h = torch.zeros(2, 4)
+
+    def forward(self, x):
+        self.h = torch.tanh(self.cell(torch.cat([x, self.h], 1)))
+        return self.h * 2 if self.h.sum() > 0 else self.h
+
+
+def test_state_reset_to_a_strided_tensor_on_tvm():
+    """A hidden state set by the caller to a transposed (dense, not contiguous)
+    tensor of the compiled shape: read as a contiguous copy (TVM refused the
+    strided one on every call, and the model stayed broken)."""
+    torch.manual_seed(0)
+    model = RecurrentRows().eval()
+    eager = copy.deepcopy(model)
+    cm = dycl.compile(model, (torch.randn(2, 4),), backend="tvm")
+    model.h = torch.randn(4, 2).t()
+    eager.h = model.h.clone()
+    assert not model.h.is_contiguous()
+    for _ in range(2):
+        x = torch.randn(2, 4)
+        assert torch.allclose(cm(x), eager(x).detach(), rtol=1e-5, atol=1e-6)

@@ -265,10 +265,31 @@ def _own_python_call(target: Any) -> tuple[Any, Any] | None:
 
 
 def _in_place_tensor_method(obj: Any) -> str | None:
-    """The name of the in-place tensor method `obj` is (`torch.Tensor.add_`), or None."""
+    """The in-place tensor method a call of `obj` is on its first argument:
+    `torch.Tensor.add_`, `torch.clamp_` and `F.relu_` (torch's function forms),
+    `nn.init.zeros_`/`ones_`/`constant_` (zero_, fill_); else None."""
     name = getattr(obj, "__name__", None)
-    if isinstance(name, str) and name.endswith("_") and not name.startswith("_") and \
-            getattr(torch.Tensor, name, None) is obj:
+    if not isinstance(name, str) or not name.endswith("_") or name.startswith("_"):
+        return None
+    if getattr(torch.Tensor, name, None) is obj:
+        return name
+    if obj in _INIT_AS_METHOD:
+        return _INIT_AS_METHOD[obj]
+    if hasattr(torch.Tensor, name) and obj in (getattr(torch, name, None), getattr(torch.nn.functional, name, None)):
+        return name
+    return None
+
+
+_INIT_AS_METHOD = {torch.nn.init.zeros_: "zero_", torch.nn.init.constant_: "fill_", torch.nn.init.ones_: "fill_"}
+
+
+def in_place_function(obj: Any) -> str | None:
+    """The name of a torch function that updates a tensor argument in place and is no
+    tensor method's form (`torch._foreach_lerp_`, `F.elu_`, a random `nn.init.*_`)."""
+    name = getattr(obj, "__name__", None)
+    module = getattr(obj, "__module__", None) or ""
+    if isinstance(name, str) and name.endswith("_") and not name.endswith("__") and (
+            module.startswith("torch") or obj in vars(torch).values()):
         return name
     return None
 
@@ -300,9 +321,13 @@ class CallLowering:
         if isinstance(fn, GlobalRef) and (method := _in_place_tensor_method(fn.obj)) and e.args and \
                 not isinstance(e.args[0], ast.Starred):
             # `torch.Tensor.add_(self.buf, x)` is `self.buf.add_(x)`: the receiver is what changes
+            rest = e.args[1:] if fn.obj is not torch.nn.init.ones_ else [ast.Constant(1.0)]
             call = ast.Call(func=ast.copy_location(ast.Attribute(e.args[0], method, ast.Load()), e),
-                            args=e.args[1:], keywords=e.keywords)
+                            args=rest, keywords=e.keywords)
             return self.expr(ast.copy_location(call, e), scope)
+        if isinstance(fn, GlobalRef) and (name := in_place_function(fn.obj)) is not None:
+            # (a call of it would run on the program's copies: what it changes would be lost)
+            raise self.unsupported(e, f"'{fn.qualname}' updates its tensor arguments in place")
         args: list[Value] = []
         for a in e.args:
             if isinstance(a, ast.Starred):  # f(*xs): the elements, known at compile time
@@ -723,10 +748,13 @@ class CallLowering:
         if obj in (getattr, hasattr) and len(args) >= 2 and isinstance(args[1], Static):
             target, name = args[0], args[1].value
             if obj is hasattr:
-                if isinstance(target, ModuleRef):
-                    return Static(hasattr(target.module, name))
-                if isinstance(target, StaticObject):
-                    return Static(hasattr(target.obj, name))
+                if isinstance(target, (ModuleRef, StaticObject)):
+                    # Recorded as read: a forward that sets it (`if not hasattr(self, "running"):
+                    # self.running = ...`) is redone with this read on the host, and the guard
+                    # sees an attribute appear after the compile.
+                    held = target.module if isinstance(target, ModuleRef) else target.obj
+                    self._fold_read(held, name, node)
+                    return Static(hasattr(held, name))
             elif isinstance(target, (ModuleRef, GlobalRef, StaticObject)):
                 if len(args) == 3 and isinstance(target, StaticObject) and not hasattr(target.obj, name):
                     return args[2]

@@ -131,6 +131,7 @@ class Lowerer(ScopeLowering, ExpressionLowering, CallLowering, LoopLowering, Reg
         self.state_reads: dict[tuple[int, str], tuple[Any, str, str]] = {}
         # Values a module tensor holds (a read of state, updated in place since): stores in place.
         self.module_held: set[SSAValue] = set()
+        self._tensor_holders: dict[int, int] | None = None
         self.folded_attrs: dict[tuple[int, str], str] = {}
         # What was folded, to guard at run time: (object, attribute, "attr") and
         # (a function's globals, name, "global") for module-level constants.

@@ -192,12 +192,15 @@ def module_tensor_path(v: SSAValue) -> str | None:
 
 
 def _writes_in_place(node: ast.AST) -> bool:
-    """An in-place tensor update: `t.add_(...)`, `torch.Tensor.add_(t, ...)`, `f(..., out=t)`, `t[i] = v`."""
+    """An in-place tensor update: `t.add_(...)`, `torch.Tensor.add_(t, ...)`, `torch._foreach_mul_(ts, m)`,
+    `zeros_(t)`, `f(..., out=t)`, `t[i] = v`; or a call through a table of functions
+    (`RULES[name](self.avg, x)`), which may be one."""
     if isinstance(node, ast.Call):
         func = node.func
-        if isinstance(func, ast.Attribute) and func.attr.endswith("_") and not func.attr.startswith("_"):
+        name = func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else None
+        if name is not None and name.endswith("_") and not name.endswith("__"):
             return True
-        return any(k.arg == "out" for k in node.keywords)
+        return isinstance(func, ast.Subscript) or any(k.arg == "out" for k in node.keywords)
     if isinstance(node, (ast.Assign, ast.AugAssign)):
         targets = node.targets if isinstance(node, ast.Assign) else [node.target]
         return any(isinstance(t, ast.Subscript) for t in targets)

@@ -80,8 +80,8 @@ class StateLowering:
         m = owner.module
         if attr in m._buffers:
             # a buffer forward rebinds (`self.buf = t`): state, where it holds a tensor
-            if not (isinstance(v, SSAValue) and d.is_tensor_type(v.type)):
-                return False
+            if not (isinstance(v, SSAValue) and (d.is_tensor_type(v.type) or v.type == d.ANY)):
+                return False  # (not a tensor: eager's TypeError, run as Python)
             if (id(m), attr) not in self.dirty_attrs:
                 raise NewState({(id(m), attr)})
         elif attr in m._modules or attr in m._parameters or not _storable(v):
@@ -107,9 +107,15 @@ class StateLowering:
         if (id(m), attr) not in self.dirty_attrs or attr in m._parameters or attr in m._modules or (
                 attr not in m._buffers and attr not in getattr(m, "__dict__", {})):
             return None  # (a class attribute or property: Python reads it)
-        t = state_type(getattr(m, attr))
+        value = getattr(m, attr)
+        t = state_type(value)
         if t is None:
             return None
+        if d.is_tensor_type(t) and self.tensor_holders().get(id(value), 0) > 1:
+            # One tensor held by two modules (or names): an update through one is seen
+            # through the other in eager; the frontend keeps state per attribute.
+            raise self.unsupported(node, f"a read of '{attr}', a tensor forward changes that several module "
+                                         "attributes hold (shared)")
         v = self.emit(d.GetAttrOp(owner.path, attr, t, copy=d.is_tensor_type(t)), node).results[0]
         v.name_hint = attr if attr.isidentifier() and not attr[0].isdigit() else None
         scope.env[key] = v
@@ -118,6 +124,20 @@ class StateLowering:
         if d.is_tensor_type(t):
             self.module_held.add(v)
         return v
+
+    def tensor_holders(self: Lowerer) -> dict[int, int]:
+        """How many module attributes (parameters, buffers, plain attributes) hold each tensor."""
+        if self._tensor_holders is None:
+            counts: dict[int, int] = {}
+            for m in self.model.modules():
+                for slots in (m._parameters, m._buffers, getattr(m, "__dict__", {})):
+                    if not isinstance(slots, dict):
+                        continue
+                    for v in slots.values():
+                        if isinstance(v, torch.Tensor):
+                            counts[id(v)] = counts.get(id(v), 0) + 1
+            self._tensor_holders = counts
+        return self._tensor_holders
 
     def buffers_written(self: Lowerer, paths: list[str]) -> None:
         """Forward writes these module tensors (dotted paths): where they are all
