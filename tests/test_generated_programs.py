@@ -150,6 +150,8 @@ def check_program(program: Program, directory: Path, backend: str = "torch") -> 
             assert compiled_model.count == model.count, "module state differs"
             assert torch.equal(compiled_model.memo, model.memo) or max_abs_error(model.memo, compiled_model.memo) <= \
                 TOLERANCE, "module state (a tensor) differs"
+            assert torch.equal(compiled_model.acc, model.acc) or max_abs_error(model.acc, compiled_model.acc) <= \
+                TOLERANCE, "module state (a buffer) differs"
             assert structure(got) == structure(expected), (
                 f"result structure differs on input {x.tolist()}: eager {structure(expected)}, "
                 f"compiled {structure(got)}"

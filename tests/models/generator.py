@@ -94,7 +94,8 @@ class _Builder:
     # rejects an int that becomes a float across iterations): programs with while
     # loops give `s` only floats and `t` only ints, as for BUG 4.
     whiles: bool = False
-    # Python the frontend leaves to fallback regions: print, state on `self`,
+    # Python eager runs around the tensor work: print, state on `self` (a counter,
+    # a tensor attribute, a buffer updated in place: compiled as module state),
     # try/except with raise, in-place tensor methods, lambdas.
     pyish: bool = False
     # The helper may `raise ExitNow(value, k)`, caught by a try around forward's body.
@@ -203,7 +204,7 @@ class _Builder:
                 return self.var(ctx)
             case "memo":  # module state: this call's write, or an earlier call's
                 self.features.add("state_tensor_read")
-                return "self.memo"
+                return self.pick(("self.memo", "self.acc"))
             case "fc":
                 return f"self.fc{self.draw(st.integers(0, self.n_fc - 1))}({sub()})"
             case "act":
@@ -356,7 +357,8 @@ class _Builder:
         if any(n in SVARS for n in ctx.defined):
             kinds.append("saugassign")
         if self.pyish:
-            kinds += ["print", "lambda", "view_update", "memo_write"] + (["count"] if not ctx.helper else [])
+            kinds += ["print", "lambda", "view_update", "memo_write", "buffer_update"] + (
+                ["count"] if not ctx.helper else [])
             if any(n in self.inplace for n in ctx.defined):
                 kinds += ["inplace_method"] * 3 + ["mask_update"] * 2
             if ctx.depth < MAX_DEPTH and self.budget > 0 and not ctx.helper:
@@ -412,6 +414,16 @@ class _Builder:
             case "memo_write":  # a tensor kept on the module (decoder state)
                 self.features.add("state_tensor_write")
                 return [f"{ind}self.memo = {self.expr(ctx, self.draw(st.integers(0, 2)))}"], ctx.defined, None
+            case "buffer_update":  # a registered buffer updated in place (running stats, an EMA)
+                self.features.add("buffer_update")
+                form = self.pick(("self.acc += {e}", "self.acc.mul_({m}).add_({e})", "self.acc.copy_({e})",
+                                  "torch.clamp_(self.acc, -2.0, 2.0)", "a = self.acc\n{ind}a.sub_({e})"))
+                text = form.format(e=f"torch.tanh({self.expr(ctx, 1)})", m=self.pick(("0.5", "0.9")), ind=ind)
+                if self.chance(30):
+                    self.features.add("no_grad")
+                    return [f"{ind}with torch.no_grad():", *(f"{ind}    {t.strip()}" for t in text.split("\n"))], \
+                        ctx.defined, None
+                return [f"{ind}{t.strip() if k else t}" for k, t in enumerate(text.split("\n"))], ctx.defined, None
             case "lambda":
                 self.features.add("lambda")
                 target = self.pick(VARS)
@@ -709,7 +721,8 @@ def programs(draw: Callable[[Any], Any], max_stmts: int = 12, avoid: frozenset[i
         body = ["        try:", *("    " + line for line in body), "        except ExitNow as e:",
                 "            return e.value * e.k"]
     init = [f"        self.fc{k} = nn.Linear(4, 4)" for k in range(n_fc)] + ["        self.count = 0",
-                                                                          "        self.memo = torch.zeros(1, 4)"]
+                                                                          "        self.memo = torch.zeros(1, 4)",
+                                                                          "        self.register_buffer('acc', torch.zeros(1, 4))"]
     init.append(f"        self.layers = nn.ModuleList([nn.Linear(4, 4) for _ in range({n_layers})])")
     lines = [
         "import torch",
