@@ -416,3 +416,31 @@ def test_state_reset_to_a_strided_tensor_on_tvm():
     for _ in range(2):
         x = torch.randn(2, 4)
         assert torch.allclose(cm(x), eager(x).detach(), rtol=1e-5, atol=1e-6)
+
+
+class StateAsSize(nn.Module):
+    """A counter (module state) used as a size: `torch.ones(self.n, 4)`, `x.repeat(self.k, 1)`."""
+
+    def __init__(self):
+        super().__init__()
+        self.n = 1
+        self.k = 1
+
+    def forward(self, x):
+        pad = torch.ones(self.n, 4)
+        y = torch.cat([x, pad], 0)
+        self.n = self.n % 3 + 1
+        self.k = 3 - self.k
+        return y.sum(0) + x.repeat(self.k, 1).sum(0)
+
+
+def test_state_used_as_a_size_follows_the_calls():
+    """The Python that makes a tensor of a state's size reads state: its sizes are
+    known at run time (it was typed with the compile's value, and every later call
+    raised)."""
+    model = StateAsSize()
+    eager = copy.deepcopy(model)
+    cm = dycl.compile(model, (torch.randn(2, 4),), backend="torch")
+    for _ in range(5):
+        x = torch.randn(2, 4)
+        assert torch.equal(cm(x), eager(x)) and (model.n, model.k) == (eager.n, eager.k)

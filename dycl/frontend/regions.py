@@ -417,7 +417,10 @@ class RegionLowering:
         construct = construct_of(stmts[0]) if len(stmts) == 1 or not tail else f"{construct_of(stmts[0])} to the end of {self.fn.qualname}"
         types = [result_type or d.ANY] * (1 if tail else len(outs))
         op = d.PyRegionOp(operands, types, code, globals_key(self.fn.globals), where, construct, error.message, tail)
-        if getattr(error, "reads_state", False):
+        state_names = {a for _, a in self.dirty_attrs if isinstance(a, str)}
+        if getattr(error, "reads_state", False) or any(
+                isinstance(n, ast.Attribute) and n.attr in state_names for st in stmts for n in ast.walk(st)):
+            # (it reads state forward changes: `torch.ones(self.n, 4)` has other sizes each call)
             op.attributes[d.READS_STATE_ATTR] = UnitAttr()
         self.emit(op, node)
         forget_state(scope.env)  # the region may write module attributes: reads go to the host
