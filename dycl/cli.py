@@ -147,6 +147,9 @@ def print_explain(cm: Any) -> None:
     if whole:
         runs = f"one ONNX Runtime session ({whole['file']})" if whole["used"] else "the sub-DNNs above"
         print(f"program: {runs} -- {whole['why']}")
+    state = cm.manifest.get("module_state")
+    if state:
+        print(f"module state read on the host each call (forward changes it): {', '.join(state)}")
     regions = cm.fallbacks
     print(f"fallback regions (run as Python): {len(regions)}")
     for r in regions:

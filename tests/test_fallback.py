@@ -235,6 +235,7 @@ def test_artifact_with_regions_reloads_in_a_fresh_process(tmp_path):
                        capture_output=True, text=True)
     assert r.returncode == 0, r.stderr
     assert "fallback regions (run as Python): 2" in r.stdout  # (`self.seen += 1` is compiled: module state)
+    assert "module state read on the host each call (forward changes it): seen" in r.stdout
     assert "dycl: note: 2 regions run as Python" in r.stderr
     src.unlink()  # the artifact carries the model's source
     x = torch.randn(1, 4, generator=torch.Generator().manual_seed(3))
