@@ -31,6 +31,15 @@ def setitem(t: torch.Tensor, index: Any, value: Any) -> torch.Tensor:
     return out
 
 
+def row(t: Any, i: Any) -> Any:
+    """`t[i]` for `for r in t` over a tensor's rows (frontend: a loop over range(len(t))).
+    Only a tensor: a tuple indexed by a run-time int in a traced sub-DNN would be
+    specialised to the example's index (every iteration the same element)."""
+    if not isinstance(t, torch.Tensor):
+        raise TypeError(f"dycl: a loop over a tensor's rows met a {type(t).__name__}")
+    return t[i]
+
+
 def _row(t: torch.Tensor, value: Any) -> torch.Tensor:
     """`value` as one row of `t` (`t[i] = value` broadcasts it; leading 1s drop)."""
     row = torch.as_tensor(value, dtype=t.dtype, device=t.device)

@@ -11,7 +11,12 @@ pytestmark = pytest.mark.slow
 
 # Updating the caller's input tensor in place runs as Python (the fallback's to get right).
 RUN_AS_PYTHON = {"inplace_alias_in_loop", "seen_tokens_set", "next_with_default", "local_list_mutations",
-                 "helper_fills_callers_dict", "try_index_by_data", "split_by_data_count"}
+                 "helper_fills_callers_dict", "try_index_by_data", "split_by_data_count", "loops_over_tuple_results"}
+
+
+@pytest.mark.parametrize("backend", ["onnxruntime", "tvm"])
+def test_loops_over_tuple_results_on_real_backends(backend):
+    check_matches_eager("loops_over_tuple_results", backend=backend)
 
 
 @pytest.mark.parametrize("name", sorted(CASES))

@@ -188,8 +188,8 @@ class LoopLowering:
             if isinstance(s.iter, ast.Name) and s.iter.id in _appended_names(s.body):
                 raise self.unsupported(s, "appending to the list a for loop iterates over")
             it = RuntimeRange(Static(0), self.emit(d.ListLenOp(held), s).result, Static(1))
-        rows = it if isinstance(it, SSAValue) and items is None and (it.type == d.ANY or isinstance(
-            it.type, TensorType) and it.type.get_shape() and it.type.get_shape()[0] < 0) else None
+        rows = it if isinstance(it, SSAValue) and items is None and (it.type == d.ANY and not _maybe_sequence(it) or (
+            isinstance(it.type, TensorType) and it.type.get_shape() and it.type.get_shape()[0] < 0)) else None
         if rows is not None:
             # `for r in t` over a tensor whose row count is not known yet: a loop over
             # range(len(t)) taking t[i] (unroll-loops unrolls it once the count is known)
@@ -354,7 +354,9 @@ class LoopLowering:
                     target = body_block.args[0] if elements is None else self.emit(
                         d.ListGetOp(elements, body_block.args[0]), s).result
                     if rows is not None:
-                        target = self.call_function("_operator.getitem", [rows, body_block.args[0]], {}, s)
+                        listed = isinstance(rows.owner, d.CallMethodOp) and rows.owner.method.data == "tolist"
+                        target = self.call_function("_operator.getitem" if listed else "dycl.tensor_ops.row",
+                                                    [rows, body_block.args[0]], {}, s)
                     self._assign(s.target, target, sub)
                     self._lower_body(restructure(s.body, (ast.Continue,), lambda _: []), sub)
                     if not sub.terminated:
@@ -672,6 +674,32 @@ class LoopLowering:
         """Erase ops emitted into the current block after `mark` (a failed attempt)."""
         while self.block.last_op is not None and self.block.last_op is not mark:
             self.block.erase_op(self.block.last_op, safe_erase=False)
+
+
+# Calls whose result may be a Python tuple of tensors (a loop over it is not a loop over rows).
+_SEQUENCE_RESULTS = frozenset({
+    "unbind", "split", "chunk", "tensor_split", "hsplit", "vsplit", "dsplit", "split_with_sizes", "unsafe_split",
+    "unsafe_chunk", "unsafe_split_with_sizes", "meshgrid", "broadcast_tensors", "topk", "sort", "max", "min",
+    "median", "nanmedian", "mode", "kthvalue", "var_mean", "std_mean", "aminmax", "frexp", "unique",
+    "unique_consecutive", "histogram", "lu", "qr", "svd", "slogdet", "eig", "eigh", "lstsq", "cummax", "cummin",
+    "where", "atleast_1d", "atleast_2d", "atleast_3d", "list", "tuple", "zip", "enumerate", "reversed"})
+
+
+def _maybe_sequence(v: SSAValue) -> bool:
+    """`v` may be a Python sequence: a module's result (an LSTM's (out, (h, c))), a
+    region's, or a call that returns tuples (`unbind`, `split`, `topk`, `unique(...,
+    return_counts=True)`)."""
+    op = v.owner
+    if isinstance(op, (d.CallModuleOp, d.PyRegionOp, d.MakeTupleOp, d.GetItemOp)) or not isinstance(op, Operation):
+        return True
+    if isinstance(op, d.CallFunctionOp):
+        name = op.target.data.rsplit(".", 1)[-1]
+        return name in _SEQUENCE_RESULTS and not (name == "unique" and op.kwargs is None) or \
+            not op.target.data.startswith(("torch.", "_operator.", "dycl."))
+    if isinstance(op, d.CallMethodOp):
+        name = op.method.data
+        return name in _SEQUENCE_RESULTS and not (name == "unique" and op.kwargs is None)
+    return True
 
 
 def _plain_object(x: Any) -> bool:

@@ -11,5 +11,5 @@
 // CHECK-NEXT:    %[[LB:.*]] = arith.constant 0 : i64
 // CHECK-NEXT:    %[[UB:.*]] = dycl.item %[[N]] : !dycl.any -> i64
 // CHECK:         dycl.for %[[I:.*]] = %[[LB]] to %[[UB]] step %{{.*}} iter_args(
-// CHECK-NEXT:      %c = dycl.call_function "_operator.getitem"(%[[U]], %[[I]])
+// CHECK-NEXT:      %c = dycl.call_function "dycl.tensor_ops.row"(%[[U]], %[[I]])
 // CHECK-NEXT:      dycl.call_function "_operator.add"(%{{.*}}, %c)

@@ -1609,6 +1609,29 @@ CASES["rows_of_computed_tensors"] = (RowsOfComputedTensors, [(torch.randn(4, 3, 
                                                             for s, m in ((0, 1.0), (1, 3.0), (2, -2.0), (3, 0.1))])
 
 
+class LoopsOverTupleResults(nn.Module):
+    """`for col in torch.unbind(x, dim=1)`, over `split`, over a mask selection's
+    `unbind()`: Python tuples, not a tensor's rows (a loop over range(len(t))
+    indexing the tuple with a run-time int was traced with the example's index:
+    every column was the same one, on ONNX Runtime and TVM)."""
+
+    def forward(self, x):
+        outs = []
+        for col in torch.unbind(x, dim=1):
+            outs.append(col.sum())
+        acc = x.new_zeros(4)
+        for r in x[x[:, 2] > 0].unbind(0):
+            acc = torch.maximum(acc, r)
+        for part in x.split(2):
+            acc = acc + part.mean()
+        return torch.stack(outs), acc
+
+
+CASES["loops_over_tuple_results"] = (LoopsOverTupleResults, [
+    (torch.arange(20.0).reshape(5, 4),), (torch.tensor([[1.0, -5, -5, -5]] + [[-1.0, 0, 0, 0]] * 4),),
+    (torch.randn(5, 4, generator=torch.Generator().manual_seed(3)),)])
+
+
 def check_matches_eager(name: str, **compile_options) -> None:
     """Compile case `name` and compare it with eager on all its inputs (type and values)."""
     import dycl
