@@ -496,23 +496,25 @@ class CallLowering:
         raise self.unsupported(node, message)
 
     def _call_indexed(self: Lowerer, fn: IndexedModule, args: list[Value], kwargs: dict[str, Value], node: ast.Call, scope: _Scope) -> Value:
-        """`self.experts[i](x)` with a run-time `i`: an if-chain over the children;
-        `self.heads[key](x)` of a ModuleDict compares the key with each of its keys
-        (no match raises eager's KeyError)."""
+        """`self.experts[i](x)` with a run-time `i`: an if-chain over the children
+        (an index out of range raises eager's IndexError); `self.heads[key](x)` of a
+        ModuleDict compares the key with each of its keys (no match: KeyError)."""
         members = fn.container.members()
         n = len(members)
         keys = list(fn.container.module._modules) if isinstance(fn.container.module, nn.ModuleDict) else None
 
         def pick(k: int, sub: _Scope) -> None:
-            if keys is not None and k == n:
-                self.raise_exception(ExceptionVal(KeyError, [fn.index]), sub, node)
+            if k == n:  # no child matched: eager's KeyError, or IndexError (out of range)
+                if keys is not None:
+                    error = ExceptionVal(KeyError, [fn.index])
+                else:
+                    at = self.call_function("builtins.str", [self.call_function("_operator.index", [fn.index], {}, node)],
+                                            {}, node)
+                    text = self.call_function("_operator.add", [Static("index "), at], {}, node)
+                    error = ExceptionVal(IndexError, [self.call_function("_operator.add", [text, Static(
+                        " is out of range")], {}, node)])
+                self.raise_exception(error, sub, node)
                 sub.env["$v"] = Static(None)
-                return
-            if k == n - 1 and keys is None:
-                m = members[k]
-                if not isinstance(m, ModuleRef):
-                    raise self.error(node, "calling a None entry of a module list")
-                sub.env["$v"] = self._call_module(m, args, kwargs, node)
                 return
             hit = self._compare_index(fn.index, k, n, node) if keys is None else self.to_bool(
                 self.call_function("_operator.eq", [fn.index, Static(keys[k])], {}, node), node)

@@ -23,7 +23,7 @@ from xdsl.dialects.builtin import ArrayAttr, IntegerAttr, NoneAttr, TensorType, 
 from xdsl.ir import BlockArgument, Operation, SSAValue
 
 from dycl.dialects import dycl as d
-from dycl.frontend.loops import NeedsStatic, _Injected
+from dycl.frontend.loops import NeedsStatic, _Injected, maybe_sequence
 from dycl.frontend.state import NewState, state_type
 from dycl.types import dtype_of, tensor_type_of
 from dycl.frontend.values import (
@@ -713,6 +713,11 @@ class ExpressionLowering:
             return SeqVal(sel, base.is_list) if isinstance(sel, list) else sel
         if isinstance(base, SSAValue) and isinstance(base.type, d.ListType):
             return self._list_get(base, index, node)
+        if isinstance(base, SSAValue) and base.type == d.ANY and isinstance(index, SSAValue) and \
+                index.type == i64 and maybe_sequence(base):
+            # `x.split(1)[int(i)]`: a tuple indexed by a run-time int is no tensor's row (a
+            # traced sub-DNN would keep the example's index); dycl.tensor_ops.row refuses it
+            return self.call_function("dycl.tensor_ops.row", [base, index], {}, node)
         return self.call_function("_operator.getitem", [base, index], {}, node)
 
     def _list_get(self: Lowerer, held: SSAValue, index: Value, node: ast.AST) -> SSAValue:

@@ -174,6 +174,12 @@ class LoopLowering:
         """Lower `s`; returns True if it also consumed `rest` (the code after it)."""
         mark = self._mark()
         it = self.expr(s.iter, scope)
+        if isinstance(it, SSAValue) and maybe_tensor(it):
+            # `for r in y: y += 1`: the rows are views of y, and the later ones see the update
+            roots = possible_roots(it, self.model, self._joins)
+            if any(isinstance(v := scope.env.get(n), SSAValue) and roots & possible_roots(v, self.model, self._joins)
+                   for n in _updated_in_place(s.body)):
+                raise self.unsupported(s, "a for loop over the rows of a tensor that its body updates in place")
         items = self.iter_items(it, s.iter)
         has_break = contains_exit(s.body, (ast.Break,))
         if s.orelse and has_break and items is None:
@@ -188,8 +194,13 @@ class LoopLowering:
             if isinstance(s.iter, ast.Name) and s.iter.id in _appended_names(s.body):
                 raise self.unsupported(s, "appending to the list a for loop iterates over")
             it = RuntimeRange(Static(0), self.emit(d.ListLenOp(held), s).result, Static(1))
-        rows = it if isinstance(it, SSAValue) and items is None and (it.type == d.ANY and not _maybe_sequence(it) or (
+        rows = it if isinstance(it, SSAValue) and items is None and (it.type == d.ANY and not maybe_sequence(it) or (
             isinstance(it.type, TensorType) and it.type.get_shape() and it.type.get_shape()[0] < 0)) else None
+        if rows is not None and isinstance(s.target, ast.Name) and any(
+                isinstance(n, ast.Name) and n.id == s.target.id for st in rest for n in ast.walk(st)):
+            # (after the loop the name is the last row, or unbound where there was none)
+            raise self.unsupported(s, f"'{s.target.id}', the row of a loop over a run-time count of rows, read "
+                                      "after the loop")
         if rows is not None:
             # `for r in t` over a tensor whose row count is not known yet: a loop over
             # range(len(t)) taking t[i] (unroll-loops unrolls it once the count is known)
@@ -685,7 +696,7 @@ _SEQUENCE_RESULTS = frozenset({
     "where", "atleast_1d", "atleast_2d", "atleast_3d", "list", "tuple", "zip", "enumerate", "reversed"})
 
 
-def _maybe_sequence(v: SSAValue) -> bool:
+def maybe_sequence(v: SSAValue) -> bool:
     """`v` may be a Python sequence: a module's result (an LSTM's (out, (h, c))), a
     region's, or a call that returns tuples (`unbind`, `split`, `topk`, `unique(...,
     return_counts=True)`)."""

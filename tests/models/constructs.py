@@ -1632,6 +1632,45 @@ CASES["loops_over_tuple_results"] = (LoopsOverTupleResults, [
     (torch.randn(5, 4, generator=torch.Generator().manual_seed(3)),)])
 
 
+class ModuleListOutOfRange(nn.Module):
+    """`self.layers[int(i)](x)` with an index from the data, out of range for some
+    inputs: eager's IndexError (the last layer was called instead)."""
+
+    def __init__(self):
+        super().__init__()
+        self.layers = nn.ModuleList([nn.Linear(4, 4) for _ in range(3)])
+
+    def forward(self, x):
+        return self.layers[int(x.sum().clamp(-5, 5))](x)
+
+
+CASES["module_list_out_of_range"] = (ModuleListOutOfRange, [(torch.full((1, 4), v),) for v in (0.1, 0.3, 0.6, -0.3, 1.0, -1.0)])
+
+
+class TupleByRunTimeIndex(nn.Module):
+    """A split's tuple indexed by an int read from the data (a sub-DNN traced it
+    with the example's index), rows read after an in-place update of their tensor,
+    a loop's last row read after the loop."""
+
+    def forward(self, x):
+        feats = x.split(1, dim=1)
+        picked = feats[int(x[0, 0].abs().clamp(max=3))]
+        y = x * 1.0
+        acc = x.new_zeros(4)
+        for r in y:
+            y += 1
+            acc = acc + r
+        for last in x[x[:, 0] > 0]:
+            pass
+        return picked, acc, last * 2
+
+
+CASES["tuple_by_run_time_index"] = (TupleByRunTimeIndex, [
+    (torch.tensor([[0.5, 1.0, 2.0, 3.0], [2.5, -1.0, 0.0, 1.0]]),),
+    (torch.tensor([[2.5, 1.0, 2.0, 3.0], [-1.0, 4.0, 0.0, 1.0]]),),
+    (torch.tensor([[-1.5, 1.0, 2.0, 3.0], [1.0, 4.0, 0.0, 1.0]]),)])
+
+
 def check_matches_eager(name: str, **compile_options) -> None:
     """Compile case `name` and compare it with eager on all its inputs (type and values)."""
     import dycl
