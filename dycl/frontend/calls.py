@@ -508,8 +508,8 @@ class CallLowering:
                 if keys is not None:
                     error = ExceptionVal(KeyError, [fn.index])
                 else:
-                    at = self.call_function("builtins.str", [self.call_function("_operator.index", [fn.index], {}, node)],
-                                            {}, node)
+                    i = fn.index if fn.index.type == i64 else self.emit(d.ItemOp(fn.index, i64), node).results[0]
+                    at = self.call_function("builtins.str", [i], {}, node)
                     text = self.call_function("_operator.add", [Static("index "), at], {}, node)
                     error = ExceptionVal(IndexError, [self.call_function("_operator.add", [text, Static(
                         " is out of range")], {}, node)])

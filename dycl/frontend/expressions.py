@@ -714,7 +714,7 @@ class ExpressionLowering:
         if isinstance(base, SSAValue) and isinstance(base.type, d.ListType):
             return self._list_get(base, index, node)
         if isinstance(base, SSAValue) and base.type == d.ANY and isinstance(index, SSAValue) and \
-                index.type == i64 and maybe_sequence(base):
+                index.type in (i64, d.ANY) and maybe_sequence(base):
             # `x.split(1)[int(i)]`: a tuple indexed by a run-time int is no tensor's row (a
             # traced sub-DNN would keep the example's index); dycl.tensor_ops.row refuses it
             return self.call_function("dycl.tensor_ops.row", [base, index], {}, node)

@@ -47,8 +47,8 @@ _VIEW_FUNCTIONS = frozenset({
     # A view for a pure permutation or diagonal ('ij->ji'), a new tensor otherwise: taken as
     # one, so an in-place write through it that other names could see is refused (runs as Python).
     "torch.einsum", "torch.functional.einsum",
-    # A tensor's rows: list(y), tuple(y), iter(y), next(...) of it.
-    "builtins.list", "builtins.tuple", "builtins.iter", "builtins.next", "builtins.reversed",
+    # A tensor's rows: list(y), tuple(y), iter(y), next(...) of it, `for r in y` (dycl.tensor_ops.row).
+    "builtins.list", "builtins.tuple", "builtins.iter", "builtins.next", "builtins.reversed", "dycl.tensor_ops.row",
 })
 
 

@@ -1665,6 +1665,28 @@ class TupleByRunTimeIndex(nn.Module):
         return picked, acc, last * 2
 
 
+class RowsUpdatedInPlace(nn.Module):
+    """`for b in boxes: b.mul_(2)` on rows of a tensor forward made (a row is a view:
+    boxes changes; the update was dropped), a tuple indexed by an int computed with
+    `%`, and a module list indexed by a 0-d tensor."""
+
+    def __init__(self):
+        super().__init__()
+        self.layers = nn.ModuleList([nn.Linear(4, 4) for _ in range(3)])
+
+    def forward(self, x):
+        boxes = x.clone()
+        for b in boxes:
+            b.mul_(2)
+        k = int(x[0, 0].abs().clamp(max=9))
+        col = x.chunk(2, 1)[k % 2]
+        return boxes, col, self.layers[x[0].abs().argmax()](x)
+
+
+CASES["rows_updated_in_place"] = (RowsUpdatedInPlace, [(torch.tensor([[0.5, 1.0, 2.0, 3.0], [2.5, -1.0, 0.0, 1.0]]),),
+                                                        (torch.tensor([[3.5, 1.0, 2.0, 3.0], [-1.0, 4.0, 0.0, 1.0]]),)])
+
+
 CASES["tuple_by_run_time_index"] = (TupleByRunTimeIndex, [
     (torch.tensor([[0.5, 1.0, 2.0, 3.0], [2.5, -1.0, 0.0, 1.0]]),),
     (torch.tensor([[2.5, 1.0, 2.0, 3.0], [-1.0, 4.0, 0.0, 1.0]]),),
