@@ -289,7 +289,7 @@ def in_place_function(obj: Any) -> str | None:
     name = getattr(obj, "__name__", None)
     module = getattr(obj, "__module__", None) or ""
     if isinstance(name, str) and name.endswith("_") and not name.endswith("__") and (
-            module.startswith("torch") or obj in vars(torch).values()):
+            module.startswith("torch") or getattr(torch, name, None) is obj):
         return name
     return None
 

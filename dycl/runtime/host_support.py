@@ -56,7 +56,7 @@ def read_state(owner: Any, name: str, kind: str, shape: tuple[int, ...] = (), dt
 
         want = _DTYPES.get(dtype) or _DTYPES.setdefault(dtype, getattr(torch, dtype))
         if isinstance(v, torch.Tensor) and v.shape == shape and v.dtype is want and v.device.type == "cpu":
-            return v.detach().clone(memory_format=_contiguous())  # (backends take dense buffers)
+            return v.detach().clone(memory_format=torch.contiguous_format)  # (backends take dense buffers)
         got = (f"a {'x'.join(map(str, v.shape)) or 'scalar'} {str(v.dtype).removeprefix('torch.')} tensor on "
                f"{v.device}") if isinstance(v, torch.Tensor) else repr(type(v).__name__)
         raise StateTypeError(f"dycl: module state '{name}' holds {got}; the program was compiled for a "
@@ -65,12 +65,6 @@ def read_state(owner: Any, name: str, kind: str, shape: tuple[int, ...] = (), dt
         raise StateTypeError(f"dycl: module state '{name}' holds a {type(v).__name__}; the program was compiled for "
                              f"a {kind} (compile the model again)")
     return v
-
-
-def _contiguous() -> Any:
-    import torch
-
-    return torch.contiguous_format
 
 
 def store_in_place(owner: Any, name: str, value: Any) -> None:
