@@ -444,3 +444,18 @@ def test_state_used_as_a_size_follows_the_calls():
     for _ in range(5):
         x = torch.randn(2, 4)
         assert torch.equal(cm(x), eager(x)) and (model.n, model.k) == (eager.n, eager.k)
+
+
+def test_a_loaded_artifact_names_state_of_another_type(tmp_path):
+    """A reloaded artifact has no live model to fall back to: state of another
+    shape is a RuntimeError naming the attribute, never a computation on it."""
+    from dycl.runtime.host_support import StateTypeError
+
+    torch.manual_seed(0)
+    cm = dycl.compile(Recurrent().eval(), (torch.randn(1, 4),), backend="torch")
+    cm.save(tmp_path / "a")
+    loaded = dycl.load(tmp_path / "a")
+    loaded(torch.randn(1, 4))
+    loaded.program.root.h = torch.zeros(2, 4)
+    with pytest.raises(StateTypeError, match=r"module state 'h' holds a 2x4 float32 tensor.*compiled for a 1x4 float32"):
+        loaded(torch.randn(1, 4))
