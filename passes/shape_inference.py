@@ -676,6 +676,11 @@ class _Inferrer:
                 raise PassError(f"{type(recv).__name__} has no method '{op.method.data}'", op)
         if fn is len and args and isinstance(args[0], torch.Tensor):
             fn = _first_size  # len() must return an int; a dynamic size is a symbol
+        if isinstance(op, d.CallFunctionOp) and op.target.data == "dycl.tensor_ops.row" and \
+                isinstance(args[0], torch.Tensor):
+            # a row of what proved a tensor is its subscript (bounds-checked, read by every backend)
+            op.properties["target"] = StringAttr("_operator.getitem")
+            fn = resolve_qualname("_operator.getitem")
         if isinstance(op, d.CallFunctionOp) and op.target.data == "_operator.getitem" and len(args) == 2:
             args[1] = self._integer_index(op, args[1])
         if holds_list((*args, *kwargs.values())):

@@ -55,7 +55,8 @@ def load_host(path: Path):
 def main(roots: list[str], torch_compile: bool = True) -> int:
     """Every model with an artifact in each of `roots` (variants of one build, e.g.
     with and without CUDA graphs): checked and timed in one process, side by side."""
-    sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "examples"))
+    examples = Path(__file__).resolve().parent.parent / "examples"
+    sys.path[:0] = [str(examples), str(examples / "paper")]
     # dycl's kernels compute in FP32; so must the eager reference (TF32 convs and
     # matmuls, on by default for cuDNN, differ from FP32 by ~1e-3).
     torch.backends.cudnn.allow_tf32 = False
@@ -69,7 +70,10 @@ def main(roots: list[str], torch_compile: bool = True) -> int:
             continue
         ref = torch.load(art / "reference.pt")
         example = importlib.import_module(ref["example"])
-        model = example.make_model().cuda().eval()
+        model = example.make_model()
+        if "state" in ref:  # the weights the artifact was built from
+            model.load_state_dict(ref["state"])
+        model = model.cuda().eval()
         compiled_eager = torch.compile(model) if torch_compile else None
         programs = {name: load_host(v) for name, v in variants.items()}
         for name, (inputs, cpu_out) in ref["paths"].items():

@@ -32,7 +32,8 @@ def main() -> None:
                     help="batch sizes: compile with dynamic=True, check at each of them")
     ap.add_argument("--host", choices=["python", "cpp"], default="python")
     args = ap.parse_args()
-    sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "examples"))
+    examples = Path(__file__).resolve().parent.parent / "examples"
+    sys.path[:0] = [str(examples), str(examples / "paper")]  # (`paper.sdn_resnet56` imports `_common`)
     for name in args.examples:
         mod = importlib.import_module(name)
         model = mod.make_model()
@@ -42,7 +43,9 @@ def main() -> None:
         with torch.no_grad():
             paths = {k: (list(x), model(*x)) for k, x in mod.branch_inputs().items()} if args.dynamic is None \
                 else _batched(model, mod.branch_inputs(), args.dynamic)
-        torch.save({"example": name, "paths": paths}, out / "reference.pt")
+        # The weights too: a model calibrated on data (examples/paper) need not come out
+        # bit-identical on another machine's CPU.
+        torch.save({"example": name, "paths": paths, "state": model.state_dict()}, out / "reference.pt")
         if args.host == "cpp":
             _save_npy(out / "paths", paths)
         print(f"built {out} ({len(paths)} paths)")

@@ -87,6 +87,14 @@ def _probes(spec: SubgraphSpec) -> list[tuple[str, list[Any]]]:
               if isinstance(x, torch.Tensor) and not x.is_floating_point() and x.dtype != torch.bool else x
               for x in base]
     out.append(("negative integers", signed))
+    # Host numbers the sub-DNN takes (`torch.roll(x, int(k), 1)`): an exporter that keeps
+    # the example's value as a constant answers every other value wrong.
+    scalars = [i for i, x in enumerate(base) if isinstance(x, torch.Tensor) and x.dim() == 0
+               and not x.is_floating_point() and x.dtype != torch.bool]
+    for shift in (1, 2):
+        if scalars:
+            out.append((f"its integer scalars {shift} above the example's",
+                        [x + shift if i in scalars else x for i, x in enumerate(base)]))
     # Past float64's 53 bits (int64) and float32's 24 (int32): runtimes that reduce
     # integers in floating point (ONNX Runtime's int64 ReduceSum/ReduceProd) round.
     big = {torch.int64: 2 ** 53 + 1, torch.int32: 2 ** 24 + 1}

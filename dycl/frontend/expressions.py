@@ -245,6 +245,8 @@ class ExpressionLowering:
             v = scope.env[name]
             if isinstance(v, PathDependent):
                 raise self.error(node, v.message or f"'{name}' names different modules depending on a run-time condition")
+            if isinstance(v, SSAValue) and v in self.maybe_unbound:
+                v = self.check_bound(name, v, scope, node)
             return v
         obj = self.global_object(name, _MISSING)
         if obj is _MISSING:

@@ -157,6 +157,7 @@ class Lowerer(ScopeLowering, ExpressionLowering, CallLowering, LoopLowering, Reg
         self._loop_entries: dict[SSAValue, SSAValue] = {}
         self._assumed_not_none: set[SSAValue] = set()  # entries `is None` took as never None
         self._listed: set[SSAValue] = set()  # storages of tensors appended to lists the host holds
+        self.maybe_unbound: set[SSAValue] = set()  # region results a name may be unbound in (check_bound)
         self.emitted = 0  # ops emitted so far
         self.budgets: list[tuple[object, int]] = []  # per-path loops being lowered: (owner, op limit)
         self.strict_joins: list[set[str]] = []  # flagged loops being lowered: names read after each
@@ -431,7 +432,7 @@ class Lowerer(ScopeLowering, ExpressionLowering, CallLowering, LoopLowering, Reg
                     scope.terminated = scope.raised = True
                     return
                 continue
-            checkpoints.append((_snapshot([scope, *self._caller_scopes]), self._mark(), self.emitted))
+            checkpoints.append((self._checkpoint_state(scope), self._mark(), self.emitted))
             try:
                 if self.as_python and (failed := self._failed_in_compiled_code(s)) is not None:
                     raise failed
@@ -495,6 +496,16 @@ class Lowerer(ScopeLowering, ExpressionLowering, CallLowering, LoopLowering, Reg
         else:
             self._stmt(s, scope)
         return False
+
+    def _checkpoint_state(self, scope: _Scope) -> Any:
+        """A restorer of the scopes and of which storages lists hold (a region starting
+        earlier, before a list took a tensor's rows, may update that tensor)."""
+        restore_scopes, listed = _snapshot([scope, *self._caller_scopes]), set(self._listed)
+
+        def restore() -> None:
+            restore_scopes()
+            self._listed = set(listed)
+        return restore
 
     def _restore(self, checkpoint: tuple[Any, Operation | None, int]) -> None:
         restore, mark, emitted = checkpoint

@@ -112,6 +112,19 @@ def names_of(stmts: list[ast.stmt]) -> tuple[set[str], set[str]]:
     return loads, stores
 
 
+def definitely_bound(stmts: list[ast.stmt]) -> set[str]:
+    """Names every path through `stmts` that ends normally binds: targets of its own
+    top-level assignments (not those inside a branch, a loop or a handler)."""
+    names: set[str] = set()
+    for s in stmts:
+        targets = s.targets if isinstance(s, ast.Assign) else [s.target] if isinstance(
+            s, (ast.AnnAssign, ast.AugAssign)) and (not isinstance(s, ast.AnnAssign) or s.value is not None) else []
+        names |= {n.id for t in targets for n in ast.walk(t) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)}
+        if isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            names.add(s.name)
+    return names
+
+
 def has_return(stmts: list[ast.stmt]) -> bool:
     return any(isinstance(n, ast.Return) and not nested for n, nested in _walk_scope(list(stmts)))
 
@@ -379,6 +392,8 @@ class RegionLowering:
                 continue
             assert isinstance(v, SSAValue)
             roots = possible_roots(v, self.model, self._joins)
+            if roots & self._listed:
+                raise Widen(error)  # a list the host holds has views of it (its rows): they change too
             for env in envs:
                 for other, w in bound_values(env):
                     if env is scope.env and other not in later:
@@ -450,9 +465,33 @@ class RegionLowering:
                 for k, val in list(env.items()):
                     if val is old_seq:
                         env[k] = by_name[name]
+        bound = definitely_bound(stmts)
         for name in outs:
+            before = scope.env.get(name)
+            if name not in bound and (before is None or before in self.maybe_unbound):
+                self.maybe_unbound.add(by_name[name])  # bound on some of the region's paths only
             scope.env[name] = by_name[name]
         return results
+
+    def check_bound(self: Lowerer, name: str, v: SSAValue, scope: _Scope, node: ast.AST) -> SSAValue:
+        """A read of `name`, which a region may have left unbound: there eager raises
+        UnboundLocalError (`for r in rows: s = ...` over no rows, then `s` read), so the
+        host checks it where it is read, with eager's message."""
+        assert self.fn is not None
+        code = (f"def __dycl_region(__dycl_root, {name}):\n"
+                "    __dycl_unbound = __import__('dycl.pyregion', fromlist=['UNBOUND']).UNBOUND\n"
+                f"    if {name} is __dycl_unbound:\n        del {name}\n    return ({name},)\n")
+        loc = self._loc(node)
+        op = d.PyRegionOp([v], [v.type], code, globals_key(self.fn.globals),
+                          f"{loc.file.rsplit('/', 1)[-1]}:{loc.line}:{loc.col}", "read of a name",
+                          f"'{name}' is bound on some paths of the Python before it only")
+        self.emit(op, node)
+        checked = op.results[0]
+        checked.name_hint = v.name_hint
+        self._joins[checked] = [v]
+        for env in [scope.env] + [sc.env for sc in self._caller_scopes]:
+            rebind(env, v, checked)
+        return checked
 
     def _live_after(self: Lowerer, stmts: list[ast.stmt], stores: set[str]) -> set[str]:
         """The names the region binds that code outside it may read (a name used only

@@ -192,6 +192,8 @@ class ScopeLowering:
         results = list(if_op.results)
         for k, r in enumerate(results):
             self._joins[r] = [vals[k] for vals in yielded]
+            if any(vals[k] in self.maybe_unbound for vals in yielded):
+                self.maybe_unbound.add(r)
             kinds = {self.named_tuples.get(vals[k]) for vals in yielded}
             if len(kinds) == 1 and (kind := kinds.pop()) is not None:
                 self.named_tuples[r] = kind  # the same torch.return_types on every path
