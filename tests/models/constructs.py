@@ -1693,6 +1693,76 @@ CASES["tuple_by_run_time_index"] = (TupleByRunTimeIndex, [
     (torch.tensor([[-1.5, 1.0, 2.0, 3.0], [1.0, 4.0, 0.0, 1.0]]),)])
 
 
+class RowsKeptThenUpdated(nn.Module):
+    """Rows of a selection kept in a list (views), the selection updated in place
+    after the loop: the kept rows change too (they kept their old values)."""
+
+    def forward(self, x):
+        y = x[x[:, 0] > 0] * 2
+        kept = []
+        for r in y:
+            kept.append(r)
+        y.zero_()
+        return torch.stack(kept) if kept else x.sum(0, keepdim=True)
+
+
+class RowLoopNameUnbound(nn.Module):
+    """A name a loop over no rows never bound, then read: eager's UnboundLocalError
+    (the region's marker for it was returned)."""
+
+    def forward(self, x):
+        for r in x[x[:, 1] > 4]:
+            last = r * 2
+        return last
+
+
+class RollByComputedShift(nn.Module):
+    """`torch.roll` by a shift computed from the data (ONNX Runtime kept the example's)."""
+
+    def forward(self, x):
+        return torch.roll(x, int(x[0, 0] > 0) + 1, 1) * 2
+
+
+class EnumerateZipOverRows(nn.Module):
+    """enumerate/zip over rows known at run time (with start, break/else, a range, a
+    held list), rows unpacked by a tuple target, and comprehensions and generators
+    over them: host loops (each ran as Python)."""
+
+    def forward(self, x):
+        y = x[x[:, 0] > 0]
+        acc = x.new_zeros(x.shape[1])
+        for i, r in enumerate(y, start=2):
+            if r.sum() > 6:
+                break
+            acc = acc + r * i
+        else:
+            acc = acc - 1
+        n = int((x > 0).sum())
+        for k, r, s in zip(range(n), y, y.flip(0)):
+            acc = acc + r * s * k
+        total = x.new_zeros(())
+        for a, b, c in y:
+            total = total + a * b - c
+        halves = [r / 2 for r in y]
+        for i, h in enumerate(halves):
+            acc = acc + h * i
+        pairs = [a * b for a, b in zip(y, y * 2)]
+        big = any(r.sum() > 2 for r in y)
+        return acc, total, torch.stack(pairs).sum(0) if pairs else x.sum(0), big, sum(r.max() for r in y)
+
+
+_SELECTIONS = [(torch.tensor([[1.0, 2.0], [-1.0, 3.0], [2.0, 5.0]]),),
+               (torch.tensor([[-1.0, 2.0], [-1.0, 3.0], [-2.0, 5.0]]),),
+               (torch.tensor([[-1.0, 2.0], [-1.0, 3.0], [2.0, 4.0]]),)]
+CASES["rows_kept_then_updated"] = (RowsKeptThenUpdated, _SELECTIONS)
+CASES["row_loop_name_unbound"] = (RowLoopNameUnbound, _SELECTIONS)
+CASES["roll_by_computed_shift"] = (RollByComputedShift, _SELECTIONS)
+CASES["enumerate_zip_over_rows"] = (EnumerateZipOverRows, [
+    (torch.tensor([[1.0, 2.0, 0.5], [-1.0, 3.0, 1.0], [2.0, 5.0, -1.0], [0.5, 0.5, 0.5]]),),
+    (torch.tensor([[-1.0, 2.0, 0.5], [-1.0, 3.0, 1.0], [-2.0, 5.0, -1.0], [-0.5, 0.5, 0.5]]),),
+    (torch.tensor([[1.0, 1.0, 0.5], [-1.0, 3.0, 1.0], [2.0, 0.5, -1.0], [0.5, 0.5, 0.5]]),)])
+
+
 def check_matches_eager(name: str, **compile_options) -> None:
     """Compile case `name` and compare it with eager on all its inputs (type and values)."""
     import dycl
