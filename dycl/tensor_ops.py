@@ -40,6 +40,19 @@ def row(t: Any, i: Any) -> Any:
     return t[i]
 
 
+def unpack(t: Any, n: int) -> tuple[Any, ...]:
+    """`a, b = t` for a tensor `t` (a row of `for a, b in rows`): its `n` rows, or
+    eager's ValueError for another count."""
+    if not isinstance(t, torch.Tensor):
+        raise TypeError(f"dycl: unpacking a row met a {type(t).__name__}")
+    if t.dim() == 0:
+        raise TypeError("iteration over a 0-d tensor")
+    if t.shape[0] != n:
+        raise ValueError(f"too many values to unpack (expected {n})" if t.shape[0] > n
+                         else f"not enough values to unpack (expected {n}, got {t.shape[0]})")
+    return tuple(t[k] for k in range(n))
+
+
 def _row(t: torch.Tensor, value: Any) -> torch.Tensor:
     """`value` as one row of `t` (`t[i] = value` broadcasts it; leading 1s drop)."""
     row = torch.as_tensor(value, dtype=t.dtype, device=t.device)

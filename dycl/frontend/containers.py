@@ -37,11 +37,18 @@ class ContainerLowering:
     def _comprehension(self: Lowerer, e: ast.ListComp | ast.GeneratorExp | ast.DictComp, scope: _Scope) -> Value:
         items: list[Value] = []
         out = DictVal()
+        single = len(e.generators) == 1 and not isinstance(e, ast.DictComp) and not e.generators[0].is_async
+        mark = self._mark()
+        if single and self._zipped_parts(e.generators[0].iter, scope) is not None:
+            # `[a * b for a, b in zip(x, y)]` over rows known at run time: the loop's own zip
+            self._rollback(mark)
+            return self._held_comprehension(e, e.generators[0].iter, scope)
+        self._rollback(mark)
         # The first iterable is evaluated in the enclosing scope, once, as Python does.
         first = self.expr(e.generators[0].iter, scope)
-        if len(e.generators) == 1 and not isinstance(e, ast.DictComp) and not e.generators[0].is_async and (
-                isinstance(first, RuntimeRange) or isinstance(first, SSAValue) and isinstance(first.type, d.ListType)):
-            return self._held_comprehension(e, first, scope)
+        if single and (isinstance(first, RuntimeRange) or isinstance(first, SSAValue) and (
+                isinstance(first.type, d.ListType) or self.run_time_rows(first))):
+            return self._held_comprehension(e, _Injected(first, e.generators[0].iter), scope)
 
         def run(k: int, sc: _Scope) -> None:
             if k == len(e.generators):
@@ -88,10 +95,10 @@ class ContainerLowering:
             return Static(tuple(x.value for x in items))  # type: ignore[union-attr]
         return SeqVal(items, is_list=isinstance(e, ast.ListComp))
 
-    def _held_comprehension(self: Lowerer, e: ast.ListComp | ast.GeneratorExp, it: Value, scope: _Scope) -> Value:
-        """`[t.item() for t in tokens]` over a list the host holds or a run-time range:
-        the loop `for t in tokens: out.append(t.item())`, whose list the host holds,
-        in a scope of its own (the target does not leak, as in Python)."""
+    def _held_comprehension(self: Lowerer, e: ast.ListComp | ast.GeneratorExp, it: ast.expr, scope: _Scope) -> Value:
+        """`[t.item() for t in tokens]` over a list the host holds, a run-time range or
+        the rows of a tensor: the loop `for t in tokens: out.append(t.item())`, whose
+        list the host holds, in a scope of its own (the target does not leak, as in Python)."""
         g = e.generators[0]
         name = f"__dycl_comprehension_{e.lineno}_{e.col_offset}"
         append = ast.Expr(ast.Call(func=ast.Attribute(value=ast.Name(name, ast.Load()), attr="append", ctx=ast.Load()),
@@ -99,7 +106,7 @@ class ContainerLowering:
         body: list[ast.stmt] = [append]
         for cond in reversed(g.ifs):
             body = [ast.If(test=cond, body=body, orelse=[])]
-        loop = ast.For(target=g.target, iter=_Injected(it, g.iter), body=body, orelse=[])
+        loop = ast.For(target=g.target, iter=it, body=body, orelse=[])
         for node in ast.walk(loop):
             if not hasattr(node, "lineno"):
                 ast.copy_location(node, e)

@@ -49,6 +49,7 @@ _VIEW_FUNCTIONS = frozenset({
     "torch.einsum", "torch.functional.einsum",
     # A tensor's rows: list(y), tuple(y), iter(y), next(...) of it, `for r in y` (dycl.tensor_ops.row).
     "builtins.list", "builtins.tuple", "builtins.iter", "builtins.next", "builtins.reversed", "dycl.tensor_ops.row",
+    "dycl.tensor_ops.unpack",
 })
 
 

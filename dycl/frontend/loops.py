@@ -173,13 +173,17 @@ class LoopLowering:
     def lower_for(self: Lowerer, s: ast.For, rest: list[ast.stmt], scope: _Scope) -> bool:
         """Lower `s`; returns True if it also consumed `rest` (the code after it)."""
         mark = self._mark()
+        if (zipped := self._zipped_parts(s.iter, scope)) is not None:
+            if s.orelse and contains_exit(s.body, (ast.Break,)):
+                self._rollback(mark)
+                self._lower_body(loop_else_as_if(s), scope)  # its else block as an `if` on a flag
+            else:
+                self._zipped_for(s, *zipped, rest, scope)
+            return False
+        self._rollback(mark)
         it = self.expr(s.iter, scope)
         if isinstance(it, SSAValue) and maybe_tensor(it):
-            # `for r in y: y += 1`: the rows are views of y, and the later ones see the update
-            roots = possible_roots(it, self.model, self._joins)
-            if any(isinstance(v := scope.env.get(n), SSAValue) and roots & possible_roots(v, self.model, self._joins)
-                   for n in _updated_in_place(s.body)):
-                raise self.unsupported(s, "a for loop over the rows of a tensor that its body updates in place")
+            self._refuse_rows_updated(s, it, scope)
         items = self.iter_items(it, s.iter)
         has_break = contains_exit(s.body, (ast.Break,))
         if s.orelse and has_break and items is None:
@@ -194,21 +198,23 @@ class LoopLowering:
             if isinstance(s.iter, ast.Name) and s.iter.id in _appended_names(s.body):
                 raise self.unsupported(s, "appending to the list a for loop iterates over")
             it = RuntimeRange(Static(0), self.emit(d.ListLenOp(held), s).result, Static(1))
-        rows = it if isinstance(it, SSAValue) and items is None and (it.type == d.ANY and not maybe_sequence(it) or (
-            isinstance(it.type, TensorType) and it.type.get_shape() and it.type.get_shape()[0] < 0)) else None
-        if rows is not None and isinstance(s.target, ast.Name) and any(
-                isinstance(n, ast.Name) and n.id == s.target.id for st in rest for n in ast.walk(st)):
+        rows = it if items is None and self.run_time_rows(it) else None
+        if rows is not None and isinstance(s.target, ast.Name) and _read_after_loop({s.target.id}, rest):
             # (after the loop the name is the last row, or unbound where there was none)
             raise self.unsupported(s, f"'{s.target.id}', the row of a loop over a run-time count of rows, read "
                                       "after the loop")
+        bind = None
         if rows is not None:
             # `for r in t` over a tensor whose row count is not known yet: a loop over
             # range(len(t)) taking t[i] (unroll-loops unrolls it once the count is known)
             it = RuntimeRange(Static(0), self.call_function("builtins.len", [rows], {}, s.iter), Static(1))
+            if isinstance(s.target, (ast.Tuple, ast.List)):
+                bind = self._unpacked_rows(s, rows)
         if items is None:
             if isinstance(it, RuntimeRange):
                 try:
-                    self._rolled_for(s, (it.start, it.stop, it.step), scope, held, hold_lists=True, rows=rows)
+                    self._rolled_for(s, (it.start, it.stop, it.step), scope, held, hold_lists=True, rows=rows,
+                                     bind=bind)
                 except NeedsStatic as e:
                     raise self.unsupported(s, e.message if isinstance(e, InPlaceSharing) else (
                         "a loop over a run-time range whose body needs per-iteration compile-time values")) from None
@@ -225,6 +231,104 @@ class LoopLowering:
             except NeedsStatic:
                 pass
         return self._unrolled_for(s, items, rest if has_break else None, scope)
+
+    def _unpacked_rows(self: Lowerer, s: ast.For, rows: SSAValue) -> Any:
+        """`for a, b in t`: each row unpacked by `dycl.tensor_ops.unpack`, which raises
+        eager's ValueError for a row of another length (a starred target runs as Python)."""
+        elts = s.target.elts  # type: ignore[attr-defined]
+        if any(isinstance(e, ast.Starred) for e in elts):
+            raise self.unsupported(s.target, "a starred target over the rows of a tensor")
+
+        def bind(i: SSAValue) -> Value:
+            row = self.call_function("dycl.tensor_ops.row", [rows, i], {}, s)
+            parts = self.call_function("dycl.tensor_ops.unpack", [row, Static(len(elts))], {}, s)
+            return SeqVal([self.emit(d.GetItemOp(parts, k), s).results[0] for k in range(len(elts))])
+        return bind
+
+    def _zipped_parts(self: Lowerer, e: ast.expr, scope: _Scope) -> tuple[str, list[Any], Value] | None:
+        """`enumerate(t[, start])` / `zip(a, b, ...)` with some part iterable only at run
+        time (a tensor's rows, a list the host holds, a run-time range): (kind, parts,
+        start); None for anything else (lowered as before, after a rollback)."""
+        if not (isinstance(e, ast.Call) and isinstance(e.func, ast.Name) and e.func.id in ("enumerate", "zip")
+                and self.global_object(e.func.id) in (enumerate, zip) and e.func.id not in scope.env
+                and not any(isinstance(a, ast.Starred) for a in e.args)):
+            return None
+        kind = e.func.id
+        if kind == "zip" and (e.keywords or not e.args) or kind == "enumerate" and not (
+                1 <= len(e.args) + len(e.keywords) <= 2 and all(k.arg == "start" for k in e.keywords)):
+            return None
+        start: Value = Static(0)
+        if kind == "enumerate":
+            rest = e.args[1:] + [k.value for k in e.keywords]
+            start = self.expr(rest[0], scope) if rest else Static(0)
+            sources = e.args[:1]
+        else:
+            sources = e.args
+        parts = [self.expr(a, scope) for a in sources]
+        if all(self.iter_items(p, e) is not None for p in parts if not isinstance(p, RuntimeRange)) and \
+                not any(isinstance(p, RuntimeRange) for p in parts):
+            return None
+        return kind, parts, start
+
+    def _zipped_for(self: Lowerer, s: ast.For, kind: str, parts: list[Any], start: Value, rest: list[ast.stmt],
+                    scope: _Scope) -> None:
+        """`for i, r in enumerate(t)` / `for a, b in zip(x, y)` over run-time iterables:
+        one `dycl.for` over the shortest one's length, each part read at the index."""
+        lengths: list[Value] = []
+        readers: list[Any] = []
+        for p in parts:
+            if isinstance(p, RuntimeRange) or isinstance(p, Static) and isinstance(p.value, range):
+                r = p if isinstance(p, RuntimeRange) else RuntimeRange(Static(p.value.start), Static(p.value.stop),
+                                                                       Static(p.value.step))
+                if not (isinstance(r.step, Static) and r.step.value == 1):
+                    raise self.unsupported(s.iter, "enumerate/zip over a run-time range with a step")
+                count = self._binop(ast.Sub(), r.stop, r.start, s.iter)
+                lengths.append(self.call_function("builtins.max", [count, Static(0)], {}, s.iter))
+                readers.append(lambda i, r=r: self._binop(ast.Add(), r.start, i, s))
+            elif isinstance(p, SSAValue) and isinstance(p.type, d.ListType):
+                if any(isinstance(a, ast.Name) and a.id in _appended_names(s.body) for a in ast.walk(s.iter)):
+                    raise self.unsupported(s, "appending to the list a for loop iterates over")
+                lengths.append(self.emit(d.ListLenOp(p), s.iter).result)
+                readers.append(lambda i, p=p: self.emit(d.ListGetOp(p, i), s).result)
+            elif isinstance(p, SSAValue) and maybe_tensor(p) and not (p.type == d.ANY and maybe_sequence(p)) and not (
+                    isinstance(p.type, TensorType) and not p.type.get_shape()):
+                self._refuse_rows_updated(s, p, scope)
+                lengths.append(self.call_function("builtins.len", [p], {}, s.iter))
+                readers.append(lambda i, p=p: self.call_function("dycl.tensor_ops.row", [p, i], {}, s))
+            else:
+                raise self.unsupported(s.iter, f"{kind} over a run-time value together with one that is not a "
+                                               "tensor, a list or a range")
+        targets = {n.id for n in ast.walk(s.target) if isinstance(n, ast.Name)}
+        if _read_after_loop(targets, rest):
+            raise self.unsupported(s, "a loop variable of a loop over a run-time count read after the loop")
+        count = lengths[0]
+        for n in lengths[1:]:
+            count = self.call_function("builtins.min", [count, n], {}, s.iter)
+
+        def bind(i: SSAValue) -> Value:
+            items = [reader(i) for reader in readers]
+            if kind == "enumerate":
+                return SeqVal([self._binop(ast.Add(), start, i, s), items[0]])
+            return SeqVal(items)
+
+        try:
+            self._rolled_for(s, (Static(0), count, Static(1)), scope, hold_lists=True, bind=bind)
+        except NeedsStatic as e:
+            raise self.unsupported(s, e.message if isinstance(e, InPlaceSharing) else (
+                "a loop over a run-time range whose body needs per-iteration compile-time values")) from None
+        self._lower_body(s.orelse, scope)  # no break here (see lower_for): the else block always runs
+
+    def run_time_rows(self: Lowerer, it: Value | RuntimeRange) -> bool:
+        """`it` is a tensor whose row count only the run knows (not a tuple a call made)."""
+        return isinstance(it, SSAValue) and (it.type == d.ANY and not maybe_sequence(it) or (
+            isinstance(it.type, TensorType) and bool(it.type.get_shape()) and it.type.get_shape()[0] < 0))
+
+    def _refuse_rows_updated(self: Lowerer, s: ast.For, it: SSAValue, scope: _Scope) -> None:
+        # `for r in y: y += 1`: the rows are views of y, and the later ones see the update
+        roots = possible_roots(it, self.model, self._joins)
+        if any(isinstance(v := scope.env.get(n), SSAValue) and roots & possible_roots(v, self.model, self._joins)
+               for n in _updated_in_place(s.body)):
+            raise self.unsupported(s, "a for loop over the rows of a tensor that its body updates in place")
 
     def iter_items(self: Lowerer, it: Value | RuntimeRange, node: ast.AST) -> list[Value] | None:
         """What iterating `it` yields, when that is known at compile time: Python
@@ -326,17 +430,18 @@ class LoopLowering:
         scope.env.pop(flag, None)
 
     def _rolled_for(self: Lowerer, s: ast.For, bounds: tuple[Value, Value, Value], scope: _Scope,
-                    elements: SSAValue | None = None, hold_lists: bool = False, rows: SSAValue | None = None) -> None:
+                    elements: SSAValue | None = None, hold_lists: bool = False, rows: SSAValue | None = None,
+                    bind: Any = None) -> None:
         """Emit `dycl.for` (the target bound to the index, or to that element of
-        `elements`, or to that row of the tensor `rows`); raises NeedsStatic when the
-        body needs per-iteration values. `hold_lists`: lists the body changes are
-        held by the host (a run-time range)."""
+        `elements`, or to that row of the tensor `rows`, or to `bind(index)`); raises
+        NeedsStatic when the body needs per-iteration values. `hold_lists`: lists the
+        body changes are held by the host (a run-time range)."""
         extra: set[str] = set()
         if hold_lists:
             self._hold_lists(_appended_names(s.body), s.body, scope, s)
         while True:
             try:
-                return self._rolled_for_carrying(s, bounds, scope, extra, elements, rows)
+                return self._rolled_for_carrying(s, bounds, scope, extra, elements, rows, bind)
             except _MoreCarried as e:
                 extra |= e.names
             except _ListsChanged as e:
@@ -344,10 +449,11 @@ class LoopLowering:
                     raise
 
     def _rolled_for_carrying(self: Lowerer, s: ast.For, bounds: tuple[Value, Value, Value], scope: _Scope,
-                             extra: set[str], elements: SSAValue | None, rows: SSAValue | None = None) -> None:
+                             extra: set[str], elements: SSAValue | None, rows: SSAValue | None = None,
+                             bind: Any = None) -> None:
         target_names = {n.id for n in ast.walk(s.target) if isinstance(n, ast.Name)}
         carried = self._carried(s.body, scope, extra)
-        if not isinstance(s.target, ast.Name):
+        if not isinstance(s.target, ast.Name) and bind is None:
             raise NeedsStatic
         mark = self._mark()
         body_block: Block | None = None
@@ -357,7 +463,8 @@ class LoopLowering:
             self._loop_entries.update(zip(body_block.args[1:], inits))
             lb, ub, st = (self._index_value(b, s) for b in bounds)
             sub = self._loop_scope(scope, carried, body_block.args[1:])
-            body_block.args[0].name_hint = s.target.id if elements is None and rows is None else None
+            body_block.args[0].name_hint = s.target.id if elements is None and rows is None and bind is None \
+                else None
             self.loops.append(_RolledLoop(carried))
             self.loop_depth += 1
             try:
@@ -368,6 +475,8 @@ class LoopLowering:
                         listed = isinstance(rows.owner, d.CallMethodOp) and rows.owner.method.data == "tolist"
                         target = self.call_function("_operator.getitem" if listed else "dycl.tensor_ops.row",
                                                     [rows, body_block.args[0]], {}, s)
+                    if bind is not None:
+                        target = bind(body_block.args[0])
                     self._assign(s.target, target, sub)
                     self._lower_body(restructure(s.body, (ast.Continue,), lambda _: []), sub)
                     if not sub.terminated:
@@ -694,6 +803,44 @@ _SEQUENCE_RESULTS = frozenset({
     "median", "nanmedian", "mode", "kthvalue", "var_mean", "std_mean", "aminmax", "frexp", "unique",
     "unique_consecutive", "histogram", "lu", "qr", "svd", "slogdet", "eig", "eigh", "lstsq", "cummax", "cummin",
     "where", "atleast_1d", "atleast_2d", "atleast_3d", "list", "tuple", "zip", "enumerate", "reversed"})
+
+
+def _loads(nodes: list[Any]) -> set[str]:
+    """Names `nodes` read from the enclosing function (a comprehension's own targets
+    and a lambda's parameters are its own)."""
+    out: set[str] = set()
+    stack = [(x, frozenset()) for x in nodes]
+    while stack:
+        node, own = stack.pop()
+        if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load) and node.id not in own:
+            out.add(node.id)
+        if isinstance(node, (ast.ListComp, ast.SetComp, ast.GeneratorExp, ast.DictComp)):
+            own = own | {n.id for g in node.generators for n in ast.walk(g.target) if isinstance(n, ast.Name)}
+        elif isinstance(node, ast.Lambda):
+            own = own | {a.arg for a in ast.walk(node.args) if isinstance(a, ast.arg)}
+        stack.extend((c, own) for c in ast.iter_child_nodes(node))
+    return out
+
+
+def _read_after_loop(names: set[str], rest: list[ast.stmt]) -> bool:
+    """Whether code after a loop may read one of `names` (its variables: the last
+    element, or unbound after no iteration) before binding it again. Reads in the body
+    of a later loop that binds the name itself do not count."""
+    pending = set(names)
+    for st in rest:
+        if not pending:
+            return False
+        if isinstance(st, ast.For):
+            bound = {n.id for n in ast.walk(st.target) if isinstance(n, ast.Name)}
+            if (_loads([st.iter]) | _loads(st.orelse)) & pending or _loads(st.body) & (pending - bound):
+                return True
+            continue  # (after no iteration the names keep their old values)
+        if _loads([st]) & pending:
+            return True
+        if isinstance(st, (ast.Assign, ast.AnnAssign)):
+            targets = st.targets if isinstance(st, ast.Assign) else [st.target]
+            pending -= {n.id for t in targets for n in ast.walk(t) if isinstance(n, ast.Name)}
+    return False
 
 
 def maybe_sequence(v: SSAValue) -> bool:
