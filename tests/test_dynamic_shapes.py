@@ -18,7 +18,8 @@ pytestmark = pytest.mark.slow
 
 
 @pytest.mark.parametrize("backend", ["onnxruntime", "tvm", "auto"])
-@pytest.mark.parametrize("name", ["sparse_moe_block", "masked_experts", "selected_rows", "switch_experts"])
+@pytest.mark.parametrize("name", ["sparse_moe_block", "masked_experts", "selected_rows", "switch_experts",
+                                  "expert_hit_moe_block"])
 def test_dynamic_rows_on_every_backend(name, backend, tmp_path):
     model, inputs, cm = _compile_case(name, backend, tmp_path / "art")
     with torch.no_grad():

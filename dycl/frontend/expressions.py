@@ -663,8 +663,8 @@ class ExpressionLowering:
         if isinstance(base, ModuleRef):
             m = base.module
             if not isinstance(index, Static):
-                if self.loop_depth:
-                    raise NeedsStatic
+                if self.loop_depth and not self.in_run_time_loop():
+                    raise NeedsStatic  # unrolled, each iteration's index known
                 if isinstance(m, (nn.Sequential, nn.ModuleList, nn.ModuleDict)) and isinstance(index, SSAValue):
                     return IndexedModule(base, index)  # (a ModuleDict by a key chosen at run time)
                 raise self.error(node, "indexing a module container needs a compile-time index")

@@ -161,6 +161,7 @@ class InPlaceSharing(NeedsStatic):
 @dataclass
 class _RolledLoop:
     carried: list[str]
+    run_time: bool = False  # a `for` over a run-time count: never unrolled by the frontend
 
 
 class LoopLowering:
@@ -318,6 +319,11 @@ class LoopLowering:
                 "a loop over a run-time range whose body needs per-iteration compile-time values")) from None
         self._lower_body(s.orelse, scope)  # no break here (see lower_for): the else block always runs
 
+    def in_run_time_loop(self: Lowerer) -> bool:
+        """Inside a `for` whose count only the run knows: per-iteration compile-time
+        values cannot come from unrolling it, so run-time forms are taken instead."""
+        return bool(self.loops) and self.loops[-1].run_time
+
     def run_time_rows(self: Lowerer, it: Value | RuntimeRange) -> bool:
         """`it` is a tensor whose row count only the run knows (not a tuple a call made)."""
         return isinstance(it, SSAValue) and (it.type == d.ANY and not maybe_sequence(it) or (
@@ -465,7 +471,7 @@ class LoopLowering:
             sub = self._loop_scope(scope, carried, body_block.args[1:])
             body_block.args[0].name_hint = s.target.id if elements is None and rows is None and bind is None \
                 else None
-            self.loops.append(_RolledLoop(carried))
+            self.loops.append(_RolledLoop(carried, not all(isinstance(b, Static) for b in bounds)))
             self.loop_depth += 1
             try:
                 with self._in_block(body_block):

@@ -566,6 +566,34 @@ class SelectedRows(nn.Module):
         return sel.sum(0) * 2 + len(sel)
 
 
+class ExpertHitMoeBlock(SparseMoeBlock):
+    """The same block as the library's later versions write it: a loop over the
+    experts some token chose (`expert_hit = ....nonzero()`), each picked from the
+    module list by a row of that tensor (a run-time count of iterations, a run-time
+    index: ran as Python from the loop to the end)."""
+
+    def forward(self, hidden_states):
+        batch_size, sequence_length, hidden_dim = hidden_states.shape
+        hidden_states = hidden_states.view(-1, hidden_dim)
+        router_logits = self.gate(hidden_states)
+        routing_weights = F.softmax(router_logits, dim=1, dtype=torch.float)
+        routing_weights, selected_experts = torch.topk(routing_weights, self.top_k, dim=-1)
+        routing_weights /= routing_weights.sum(dim=-1, keepdim=True)
+        routing_weights = routing_weights.to(hidden_states.dtype)
+        final_hidden_states = torch.zeros(
+            (batch_size * sequence_length, hidden_dim), dtype=hidden_states.dtype, device=hidden_states.device)
+        expert_mask = torch.nn.functional.one_hot(selected_experts, num_classes=self.num_experts).permute(2, 1, 0)
+        expert_hit = torch.greater(expert_mask.sum(dim=(-1, -2)), 0).nonzero()
+        for expert_idx in expert_hit:
+            expert_layer = self.experts[expert_idx]
+            idx, top_x = torch.where(expert_mask[expert_idx].squeeze(0))
+            current_state = hidden_states[None, top_x].reshape(-1, hidden_dim)
+            current_hidden_states = expert_layer(current_state) * routing_weights[top_x, idx, None]
+            final_hidden_states.index_add_(0, top_x, current_hidden_states.to(hidden_states.dtype))
+        final_hidden_states = final_hidden_states.reshape(batch_size, sequence_length, hidden_dim)
+        return final_hidden_states, router_logits
+
+
 class SwitchExperts(nn.Module):
     """Each token to its argmax expert; an expert no token chose is skipped, and one
     that exactly one token chose runs on one row (the example routes one token to
@@ -879,6 +907,7 @@ CASES = {
     "masked_experts": (MaskedExperts, _inputs((5, 8), seeds=12), 0, 2),
     "generator_helper": (GeneratorHelper, _inputs((2, 4)), None, 0),
     "switch_experts": (SwitchExperts, _SWITCH_INPUTS, 0, 1),
+    "expert_hit_moe_block": (ExpertHitMoeBlock, _inputs((1, 3, 8), seeds=10), 0, 1),
     "update_through_region_result": (UpdateThroughRegionResult, _inputs((2, 4)), None, 0),
     "inplace_relu_on_input": (InplaceReluOnInput, _inputs((2, 4)), None, 0),
     "len_of_an_object": (LenOfAnObject, _inputs(), 1, 1),
