@@ -161,3 +161,70 @@ def test_code_changed_after_the_compile_is_seen(change):
         Blocks.scale, Blocks.forward = scale, forward
         if callable(undo):
             undo()
+
+
+OFFSET = torch.tensor([0.5, -1.0, 2.0])
+COUNTS = torch.zeros(3)
+
+
+class ReadsOutsideTensors(nn.Module):
+    def forward(self, x, w=torch.tensor([1.0, 2.0, 3.0])):
+        return x * w + OFFSET
+
+
+class UpdatesOutsideTensors(nn.Module):
+    def forward(self, x, seen=torch.zeros(3)):
+        seen.add_(x.sum(0))
+        COUNTS[0] = COUNTS[0] + 1
+        return x * seen + COUNTS
+
+
+@pytest.mark.parametrize("change", ["in place", "rebound"])
+def test_tensors_held_outside_the_model_are_guarded(change):
+    """A global tensor and a tensor default argument are constants of the compiled
+    program (they were fallback regions); a later change to either is seen."""
+    global OFFSET
+    model, x = ReadsOutsideTensors(), torch.randn(2, 3)
+    cm = dycl.compile(model, [x], backend="torch", fallback="error")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", FallbackWarning)
+        assert torch.equal(cm(x), model(x))
+    old = OFFSET
+    try:
+        if change == "in place":
+            OFFSET.mul_(3)
+        else:
+            OFFSET = torch.tensor([7.0, 7.0, 7.0])
+        with pytest.warns(FallbackWarning, match="after the compile"):
+            assert torch.equal(cm(x), model(x))
+    finally:
+        OFFSET = old.copy_(torch.tensor([0.5, -1.0, 2.0]))
+    default = ReadsOutsideTensors.forward.__defaults__[0]
+    cm = dycl.compile(model, [x], backend="torch", fallback="error")
+    try:
+        default.add_(1)
+        with pytest.warns(FallbackWarning, match="held outside the model"):
+            assert torch.equal(cm(x), model(x))
+    finally:
+        default.sub_(1)
+
+
+def test_forward_updating_tensors_held_outside_the_model_runs_as_eager():
+    """`seen.add_(...)` on a default argument and `COUNTS[0] = ...` on a global: eager's
+    objects change from call to call, which a constant of the program cannot."""
+    xs = [torch.randn(2, 3, generator=torch.Generator().manual_seed(s)) for s in range(3)]
+    seen = UpdatesOutsideTensors.forward.__defaults__[0]
+
+    def reset():
+        seen.zero_()
+        COUNTS.zero_()
+
+    model = UpdatesOutsideTensors()
+    with pytest.warns(FallbackWarning):
+        cm = dycl.compile(model, [xs[0]], backend="torch")
+    reset()
+    got = [cm(x) for x in xs]
+    reset()
+    want = [model(x) for x in xs]
+    reset()
+    assert all(torch.equal(a, b) for a, b in zip(got, want))

@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any
 import torch
 from torch import nn
 from xdsl.dialects import arith
-from xdsl.dialects.builtin import ArrayAttr, IntegerAttr, NoneAttr, TensorType, i1, i64
+from xdsl.dialects.builtin import ArrayAttr, DenseIntOrFPElementsAttr, IntegerAttr, NoneAttr, TensorType, i1, i64
 from xdsl.ir import BlockArgument, Operation, SSAValue
 
 from dycl.dialects import dycl as d
@@ -94,6 +94,11 @@ UNSUPPORTED_EXPRS: dict[type[ast.expr], str] = {
 
 
 _MISSING = object()
+# A tensor held outside the model (a global, a default argument) becomes an IR
+# constant up to this many elements; a larger one stays Python (a fallback region).
+OUTSIDE_TENSOR_LIMIT = 1 << 16
+_DENSE_DTYPES = frozenset({torch.float32, torch.float64, torch.float16, torch.bfloat16, torch.int64, torch.int32,
+                           torch.int16, torch.int8, torch.uint8, torch.bool})
 
 
 def _as_seq(v: Value, other: Value) -> Value:
@@ -247,6 +252,8 @@ class ExpressionLowering:
                 raise self.error(node, v.message or f"'{name}' names different modules depending on a run-time condition")
             if isinstance(v, SSAValue) and v in self.maybe_unbound:
                 v = self.check_bound(name, v, scope, node)
+            if isinstance(v, ObjectRef) and isinstance(v.obj, torch.Tensor):  # a tensor default argument
+                v = scope.env[name] = self.outside_tensor(v.obj, node, f"the default argument '{name}'")
             return v
         obj = self.global_object(name, _MISSING)
         if obj is _MISSING:
@@ -254,6 +261,21 @@ class ExpressionLowering:
         if name not in self.fn.closure and self.fn.globals.get(name, _MISSING) is obj:
             self.folded_reads.setdefault((id(self.fn.globals), name), (self.fn.globals, name, "global"))
         return self._global(obj, name, node)
+
+    def outside_tensor(self: Lowerer, t: torch.Tensor, node: ast.AST, what: str) -> SSAValue:
+        """A tensor the model's code reaches outside the model (a global, a closure
+        variable, a default argument): eager reads that one object on every call, so
+        it is a constant of the program. The live guard notices an in-place change
+        (its version counter); forward changing it in place runs as eager."""
+        if t.numel() > OUTSIDE_TENSOR_LIMIT or t.layout != torch.strided or t.device.type != "cpu" or \
+                t.is_quantized or t.is_complex() or t.dtype not in _DENSE_DTYPES:
+            raise self.unsupported(node, f"{what}, a tensor held outside the model that cannot be a constant "
+                                         f"(more than {OUTSIDE_TENSOR_LIMIT} elements, or not a dense CPU tensor)")
+        self.folded_reads.setdefault((id(t), "_version"), (t, "_version", "attr"))
+        attr = DenseIntOrFPElementsAttr.from_list(tensor_type_of(t), t.detach().flatten().tolist())
+        value = self.emit(d.ConstantOp(attr), node).results[0]
+        self.outside_tensors.add(value)
+        return value
 
     def global_object(self: Lowerer, name: str, default: Any = None) -> Any:
         """What a name that is not a local means in the current function: a variable
@@ -284,6 +306,9 @@ class ExpressionLowering:
     def _global(self: Lowerer, obj: Any, name: str, node: ast.AST) -> Value:
         if isinstance(obj, (bool, int, float, str, type(None), tuple, torch.dtype)):
             return Static(obj)
+        if isinstance(obj, torch.Tensor):
+            self.constant_globals.add(name)
+            return self.outside_tensor(obj, node, f"the global '{name}'")
         if isinstance(obj, (list, dict, set)):
             raise self.unsupported(node, f"closure over the mutable global '{name}'")
         if isinstance(obj, nn.Module):
@@ -349,6 +374,9 @@ class ExpressionLowering:
                 if inspect.isclass(base.obj) or inspect.ismodule(base.obj):
                     self._fold_read(base.obj, attr, node)  # `Model.calls`: state if forward changes it
                 return Static(obj)
+            if isinstance(obj, torch.Tensor):  # `consts.MEAN` of an imported module, a class's tensor
+                self._fold_read(base.obj, attr, node)
+                return self.outside_tensor(obj, node, f"'{base.qualname}.{attr}'")
             q = qualname_of(obj) or f"{base.qualname}.{attr}"
             return GlobalRef(q, obj)
         if isinstance(base, SSAValue):

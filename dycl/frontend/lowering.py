@@ -158,6 +158,10 @@ class Lowerer(ScopeLowering, ExpressionLowering, CallLowering, LoopLowering, Reg
         self._assumed_not_none: set[SSAValue] = set()  # entries `is None` took as never None
         self._listed: set[SSAValue] = set()  # storages of tensors appended to lists the host holds
         self.maybe_unbound: set[SSAValue] = set()  # region results a name may be unbound in (check_bound)
+        # Constants of tensors held outside the model (outside_tensor), and the globals holding them.
+        self.outside_tensors: set[SSAValue] = set()
+        self.constant_globals: set[str] = set()
+        self.outside_tensor_written: str | None = None
         self.emitted = 0  # ops emitted so far
         self.budgets: list[tuple[object, int]] = []  # per-path loops being lowered: (owner, op limit)
         self.strict_joins: list[set[str]] = []  # flagged loops being lowered: names read after each
@@ -385,6 +389,8 @@ class Lowerer(ScopeLowering, ExpressionLowering, CallLowering, LoopLowering, Reg
             raise self.error(node, f"submodule '{v.path or 'self'}' cannot be used as a value, only called")
         if isinstance(v, GlobalRef):
             return self.emit(d.ConstantOp(d.GlobalAttr(v.qualname)), node).results[0]
+        if isinstance(v, ObjectRef) and isinstance(v.obj, torch.Tensor):  # a tensor default argument
+            return self.outside_tensor(v.obj, node, f"the default argument {v.expr}")
         if isinstance(v, MethodRef) and isinstance(v.receiver, SSAValue) and v.receiver.type in (d.PYOBJ, d.ANY):
             # `torch.finfo(dtype).min`, `out.hidden_states` of an object a Python region made:
             # an attribute of a Python object, read where it is used
@@ -671,6 +677,10 @@ class Lowerer(ScopeLowering, ExpressionLowering, CallLowering, LoopLowering, Reg
                     )
         if any(isinstance(r, BlockArgument) and r.owner is self._entry for r in roots):
             raise self.unsupported(node, f"in-place update of the input '{name}' (the caller's tensor changes too)")
+        if roots & self.outside_tensors:
+            # (`G.add_(1)` on a global, a default argument: eager's object changes for later calls)
+            self.outside_tensor_written = f"in-place update of '{name}' at {self._loc(node)}"
+            raise self.unsupported(node, f"in-place update of '{name}', a tensor held outside the model")
         if any(isinstance(r.owner, d.ParamOp) for r in roots):
             # (`b = self.buf; b.add_(x)`, `self.buf.view(3)[0] = v`: the module's own tensor changes)
             self.buffers_written([r.owner.path.data for r in roots if isinstance(r.owner, d.ParamOp)])
@@ -1042,6 +1052,10 @@ def lower_module(model: nn.Module, example_inputs: Sequence[Any], model_key: str
         except NewState as found:
             dirty |= found.keys
             continue
+        if lowerer.outside_tensor_written:
+            raise FrontendError(f"forward changes a tensor held outside the model in place "
+                                f"({lowerer.outside_tensor_written}), which compiled code holds as a constant",
+                                note="the model runs as eager Python (fallback='python')")
         if lowerer.unknown_writes and lowerer.folded_attrs:
             raise FrontendError("a fallback region writes attributes of an object the compiler cannot follow, "
                                 "and compiled code reads module attributes that it may change")

@@ -112,6 +112,32 @@ def names_of(stmts: list[ast.stmt]) -> tuple[set[str], set[str]]:
     return loads, stores
 
 
+def where_of(lowerer: Lowerer, node: ast.AST) -> str:
+    loc = lowerer._loc(node)
+    return f"{loc.file.rsplit('/', 1)[-1]}:{loc.line}:{loc.col}"
+
+
+def _may_update(stmts: list[ast.stmt], names: set[str]) -> bool:
+    """Whether `stmts` may update a tensor one of `names` holds in place: `g.add_(...)`,
+    `g += ...`, `g[i] = ...`, or `g` handed to a call (which may do either)."""
+    if not names:
+        return False
+    for node in (n for s in stmts for n in ast.walk(s)):
+        if isinstance(node, ast.AugAssign) and isinstance(node.target, ast.Name) and node.target.id in names:
+            return True
+        if isinstance(node, ast.Subscript) and isinstance(node.ctx, ast.Store) and \
+                isinstance(node.value, ast.Name) and node.value.id in names:
+            return True
+        if isinstance(node, ast.Call) and any(isinstance(a, ast.Name) and a.id in names
+                                              for a in [*node.args, *(k.value for k in node.keywords)]):
+            return not isinstance(node.func, ast.Attribute) or not isinstance(node.func.value, ast.Name) or \
+                node.func.value.id not in _PURE_ROOTS or node.func.attr.endswith("_")
+        if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id in names and \
+                node.attr.endswith("_"):
+            return True
+    return False
+
+
 def definitely_bound(stmts: list[ast.stmt]) -> set[str]:
     """Names every path through `stmts` that ends normally binds: targets of its own
     top-level assignments (not those inside a branch, a loop or a handler)."""
@@ -362,6 +388,9 @@ class RegionLowering:
                     raise Widen(error)
                 continue  # only assigned here: its old value is not needed
             prelude.append(f"{name} = {expr}")
+        if _may_update(stmts, (loads - set(scope.env)) & self.constant_globals):
+            # it may change a global tensor compiled code holds as a constant: no compiled code after it
+            raise Widen(error)
         # Variables of an enclosing function: the region's code runs with the module's
         # globals only, so their values are bound first (or the region widens).
         for name in sorted(loads - set(scope.env) - stores):
@@ -388,6 +417,11 @@ class RegionLowering:
         later = self._read_later(stmts) if mutated else set()
         for name in sorted(mutated):
             v = scope.env[name]
+            if isinstance(v, ObjectRef) and isinstance(v.obj, torch.Tensor) or isinstance(v, SSAValue) and \
+                    possible_roots(v, self.model, self._joins) & self.outside_tensors:
+                # a tensor held outside the model (a default argument): eager changes it for later calls
+                self.outside_tensor_written = f"'{name}' changed by Python at {where_of(self, node)}"
+                raise Widen(error)
             if not maybe_tensor(v):
                 continue
             assert isinstance(v, SSAValue)

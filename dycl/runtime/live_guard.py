@@ -237,6 +237,8 @@ def _same(now: Any, then: Any) -> bool:
 
 
 def _label(holder: Any, name: str, kind: str) -> str:
+    if name == "_version" and type(holder).__name__ in ("Tensor", "Parameter"):
+        return f"a tensor of shape {list(holder.shape)} held outside the model (a global or a default argument)"
     if kind == "global":
         return f"{holder.get('__name__', '?')}.{name}"
     return f"{type(holder).__name__}.{name}"

@@ -1751,12 +1751,37 @@ class EnumerateZipOverRows(nn.Module):
         return acc, total, torch.stack(pairs).sum(0) if pairs else x.sum(0), big, sum(r.max() for r in y)
 
 
+_OFFSETS = torch.tensor([0.5, -1.0, 2.0])
+
+
+class _Stats:
+    MEAN = torch.tensor([0.25, 0.5, -0.5])
+
+
+class TensorsHeldOutsideTheModel(nn.Module):
+    """Tensors the code reaches outside the model: a global, a class attribute, a
+    default argument of forward and of a helper (made once, the same object every
+    call: `torch.randn` there is not redrawn). Constants of the program; each was a
+    fallback region ("unsupported value", "cannot resolve the global")."""
+
+    def _scaled(self, x, scale=torch.tensor(0.5)):
+        return x * scale
+
+    def forward(self, x, noise=torch.randn(3, generator=torch.Generator().manual_seed(5))):
+        y = self._scaled(x - _Stats.MEAN) + _OFFSETS
+        if y.sum() > 0:
+            return y + noise
+        return y * noise.abs()
+
+
 _SELECTIONS = [(torch.tensor([[1.0, 2.0], [-1.0, 3.0], [2.0, 5.0]]),),
                (torch.tensor([[-1.0, 2.0], [-1.0, 3.0], [-2.0, 5.0]]),),
                (torch.tensor([[-1.0, 2.0], [-1.0, 3.0], [2.0, 4.0]]),)]
 CASES["rows_kept_then_updated"] = (RowsKeptThenUpdated, _SELECTIONS)
 CASES["row_loop_name_unbound"] = (RowLoopNameUnbound, _SELECTIONS)
 CASES["roll_by_computed_shift"] = (RollByComputedShift, _SELECTIONS)
+CASES["tensors_held_outside_the_model"] = (TensorsHeldOutsideTheModel, [
+    (torch.tensor([[1.0, 2.0, 0.5], [-1.0, 3.0, 1.0]]),), (torch.tensor([[-1.0, -2.0, 0.5], [-1.0, -3.0, 1.0]]),)])
 CASES["enumerate_zip_over_rows"] = (EnumerateZipOverRows, [
     (torch.tensor([[1.0, 2.0, 0.5], [-1.0, 3.0, 1.0], [2.0, 5.0, -1.0], [0.5, 0.5, 0.5]]),),
     (torch.tensor([[-1.0, 2.0, 0.5], [-1.0, 3.0, 1.0], [-2.0, 5.0, -1.0], [-0.5, 0.5, 0.5]]),),
