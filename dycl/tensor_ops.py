@@ -41,15 +41,13 @@ def row(t: Any, i: Any) -> Any:
 
 
 def unpack(t: Any, n: int) -> tuple[Any, ...]:
-    """`a, b = t` for a tensor `t` (a row of `for a, b in rows`): its `n` rows, or
-    eager's ValueError for another count."""
-    if not isinstance(t, torch.Tensor):
-        raise TypeError(f"dycl: unpacking a row met a {type(t).__name__}")
-    if t.dim() == 0:
+    """`a, b = t` for a row `t` of `for a, b in rows` (a tensor, or a list `tolist()`
+    made): its `n` elements, or eager's ValueError for another count."""
+    if isinstance(t, torch.Tensor) and t.dim() == 0:
         raise TypeError("iteration over a 0-d tensor")
-    if t.shape[0] != n:
-        raise ValueError(f"too many values to unpack (expected {n})" if t.shape[0] > n
-                         else f"not enough values to unpack (expected {n}, got {t.shape[0]})")
+    if len(t) != n:  # (a row of `x.tolist()` is a list)
+        raise ValueError(f"too many values to unpack (expected {n})" if len(t) > n
+                         else f"not enough values to unpack (expected {n}, got {len(t)})")
     return tuple(t[k] for k in range(n))
 
 

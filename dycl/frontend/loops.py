@@ -241,7 +241,7 @@ class LoopLowering:
             raise self.unsupported(s.target, "a starred target over the rows of a tensor")
 
         def bind(i: SSAValue) -> Value:
-            row = self.call_function("dycl.tensor_ops.row", [rows, i], {}, s)
+            row = self.call_function(_row_function(rows), [rows, i], {}, s)
             parts = self.call_function("dycl.tensor_ops.unpack", [row, Static(len(elts))], {}, s)
             return SeqVal([self.emit(d.GetItemOp(parts, k), s).results[0] for k in range(len(elts))])
         return bind
@@ -295,7 +295,7 @@ class LoopLowering:
                     isinstance(p.type, TensorType) and not p.type.get_shape()):
                 self._refuse_rows_updated(s, p, scope)
                 lengths.append(self.call_function("builtins.len", [p], {}, s.iter))
-                readers.append(lambda i, p=p: self.call_function("dycl.tensor_ops.row", [p, i], {}, s))
+                readers.append(lambda i, p=p: self.call_function(_row_function(p), [p, i], {}, s))
             else:
                 raise self.unsupported(s.iter, f"{kind} over a run-time value together with one that is not a "
                                                "tensor, a list or a range")
@@ -478,9 +478,7 @@ class LoopLowering:
                     target = body_block.args[0] if elements is None else self.emit(
                         d.ListGetOp(elements, body_block.args[0]), s).result
                     if rows is not None:
-                        listed = isinstance(rows.owner, d.CallMethodOp) and rows.owner.method.data == "tolist"
-                        target = self.call_function("_operator.getitem" if listed else "dycl.tensor_ops.row",
-                                                    [rows, body_block.args[0]], {}, s)
+                        target = self.call_function(_row_function(rows), [rows, body_block.args[0]], {}, s)
                     if bind is not None:
                         target = bind(body_block.args[0])
                     self._assign(s.target, target, sub)
@@ -809,6 +807,13 @@ _SEQUENCE_RESULTS = frozenset({
     "median", "nanmedian", "mode", "kthvalue", "var_mean", "std_mean", "aminmax", "frexp", "unique",
     "unique_consecutive", "histogram", "lu", "qr", "svd", "slogdet", "eig", "eigh", "lstsq", "cummax", "cummin",
     "where", "atleast_1d", "atleast_2d", "atleast_3d", "list", "tuple", "zip", "enumerate", "reversed"})
+
+
+def _row_function(rows: SSAValue) -> str:
+    """How the i-th element of `rows` is read: a list `tolist()` made by subscript,
+    a tensor's row by dycl.tensor_ops.row (which refuses a tuple at trace time)."""
+    listed = isinstance(rows.owner, d.CallMethodOp) and rows.owner.method.data == "tolist"
+    return "_operator.getitem" if listed else "dycl.tensor_ops.row"
 
 
 def _loads(nodes: list[Any]) -> set[str]:
