@@ -730,7 +730,7 @@ def save_fallback_model(model: nn.Module, regions: list[Any], out_dir: Path) -> 
     the regions of a reloaded artifact; loading it runs that code."""
     import sysconfig
 
-    from dycl.pyregion import model_pickler
+    from dycl.pyregion import check_saved_model, model_pickler
 
     installed = {sysconfig.get_paths()[k] for k in ("purelib", "platlib", "stdlib", "platstdlib")}
     names = {type(m).__module__ for m in model.modules()} | {op.globals.data for op in regions}
@@ -747,13 +747,16 @@ def save_fallback_model(model: nn.Module, regions: list[Any], out_dir: Path) -> 
         dest = Path("model_src") / f"{name}.py"
         shutil.copyfile(file, out_dir / dest)
         sources.append({"module": name, "file": str(dest)})
+    modules = sorted(n for n in names if not n.startswith("torch"))
     try:
         torch.save(model, out_dir / "model.pt", pickle_module=model_pickler())
+        check_saved_model(str(out_dir / "model.pt"), modules)  # what loading it would refuse, said now
     except Exception as e:  # e.g. a lambda held by the model
-        return {"file": None, "error": f"the model could not be pickled: {type(e).__name__}: {e}"}
+        (out_dir / "model.pt").unlink(missing_ok=True)
+        why = e.message if isinstance(e, DyclError) else f"{type(e).__name__}: {e}"
+        return {"file": None, "error": f"the model could not be saved for loading: {why}"}
     # The modules whose classes and functions the pickle may name (see pyregion.load_model).
-    return {"file": "model.pt", "sources": sources, "modules": sorted(n for n in names if not n.startswith("torch")),
-            "main_classes": main_class_digests(model)}
+    return {"file": "model.pt", "sources": sources, "modules": modules, "main_classes": main_class_digests(model)}
 
 
 def build_options(target: Target, tune_trials: int = 0, tuning_dir: str | Path | None = None) -> BuildOptions:

@@ -237,6 +237,13 @@ def bound_method(obj: Any, name: str) -> Any:
     return fn.__get__(obj)
 
 
+def check_saved_model(file: str, modules: list[str]) -> None:
+    """Raise the DyclError `load_model` would raise for what this pickle names."""
+    import torch
+
+    _pickle_globals(torch.serialization.get_unsafe_globals_in_checkpoint(file), set(modules))
+
+
 def model_pickler() -> Any:
     """A pickle module for `torch.save(model, ...)` whose pickles `load_model` can
     read: a bound method is saved as `bound_method(obj, name)` (pickle's own
@@ -264,7 +271,8 @@ _CONFIG_CLASSES = ("types.SimpleNamespace", "argparse.Namespace")
 
 def _pickle_globals(names: list[str], model_modules: set[str]) -> list[Any]:
     """What the model's pickle names, each checked: a class or function defined in one
-    of the model's own modules, an nn.Module class, a torch type, or a
+    of the model's own modules, an nn.Module class, a torch type, a class of
+    torch.nn.utils (the hooks spectral_norm and weight_norm attach), or a
     torch.nn.functional function. Anything else (os.system, torch.load, ...) is refused."""
     import inspect
 
@@ -289,7 +297,10 @@ def _pickle_globals(names: list[str], model_modules: set[str]) -> list[Any]:
         torch_type = inspect.isclass(obj) and (issubclass(obj, torch.Tensor) or obj in (
             torch.Size, torch.dtype, torch.device, torch.layout, torch.memory_format))
         functional = module_name == "torch.nn.functional" and callable(obj)
-        if not (own or module_class or torch_type or functional):
+        # The hook objects torch.nn.utils attaches to a module (spectral_norm's, weight_norm's)
+        hook = inspect.isclass(obj) and (module_name.startswith("torch.nn.utils.")
+                                         or name == "torch.nn.modules.module._WrappedHook")
+        if not (own or module_class or torch_type or functional or hook):
             raise DyclError(f"the artifact's saved model names '{name}', which is not a model class or a "
                             "torch type; refusing to load it")
         found.append(obj)

@@ -459,3 +459,57 @@ def test_a_loaded_artifact_names_state_of_another_type(tmp_path):
     loaded.program.root.h = torch.zeros(2, 4)
     with pytest.raises(StateTypeError, match=r"module state 'h' holds a 2x4 float32 tensor.*compiled for a 1x4 float32"):
         loaded(torch.randn(1, 4))
+
+
+class SpectralNormCounter(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.utils.spectral_norm(nn.Linear(4, 4))
+        self.register_buffer("count", torch.zeros(()))
+
+    def forward(self, x):
+        self.count += 1
+        return self.fc(x) * self.count
+
+
+def test_an_artifact_of_a_spectral_norm_model_reloads(tmp_path):
+    """Its pickle names the hooks spectral_norm attaches: the artifact saved, and its
+    load refused them (found by a probe); they load now, and the state continues."""
+    torch.manual_seed(0)
+    model = SpectralNormCounter().eval()
+    eager = copy.deepcopy(model)
+    x = torch.randn(2, 4)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", FallbackWarning)
+        cm = dycl.compile(model, [x], backend="torch", out_dir=tmp_path / "art")
+    loaded = dycl.load(tmp_path / "art")
+    for _ in range(3):
+        assert torch.allclose(loaded(x), eager(x), atol=1e-6)
+
+
+class HoldsACounter(nn.Module):
+    def __init__(self):
+        super().__init__()
+        import datetime
+
+        self.timeout = datetime.timedelta(seconds=3)
+        self.register_buffer("count", torch.zeros(()))
+
+    def forward(self, x):
+        self.count += 1
+        return x * self.count
+
+
+def test_a_model_the_loader_would_refuse_is_said_at_save(tmp_path):
+    """A pickle naming a class the loader refuses (here datetime.timedelta) is not
+    written: the artifact says why where it is loaded, not that the pickle is unsafe."""
+    from dycl.diagnostics import DyclError
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", FallbackWarning)
+        cm = dycl.compile(HoldsACounter(), [torch.randn(2)], backend="torch", out_dir=tmp_path / "art")
+    info = cm.manifest["fallback_model"]
+    assert info["file"] is None and "datetime.timedelta" in info["error"], info
+    assert not (tmp_path / "art" / "model.pt").exists()
+    with pytest.raises(DyclError, match="holds no saved model.*datetime.timedelta"):
+        dycl.load(tmp_path / "art")(torch.randn(2))
