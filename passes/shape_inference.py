@@ -328,6 +328,11 @@ class _Inferrer:
             case d.GetItemOp():
                 src = self.get(op.source)
                 idx = op.index.value.data
+                if isinstance(src, Unknown) and src.picks is not None and \
+                        all(isinstance(p, (tuple, list)) and -len(p) <= idx < len(p) for p in src.picks):
+                    # `a, b = row` of a `tolist()` only the run knows: each element, as its stand-ins have
+                    self.set(op.result, _unknown_of(tuple(p[idx] for p in src.picks)))
+                    return
                 if isinstance(src, Unknown):
                     raise PassError("cannot index a value whose structure is unknown", op)
                 if isinstance(src, (tuple, list)) and not -len(src) <= idx < len(src):
@@ -442,6 +447,9 @@ class _Inferrer:
         """A call that takes a list the host holds (`torch.stack(outs)`): the host
         runs it with torch; its result type from lists of one and two elements."""
         def stand_in(v: Any) -> Any:
+            if any(u.picks is None and u.symbol is None and u.type not in _PLACEHOLDERS for u in _unknowns(v)):
+                raise PassError("a list held at run time whose elements are Python objects only the run makes "
+                                "(tuples, lists)", op)
             return _substitute(v, 0)
 
         def run(f: Any, a: list[Any], k: dict[str, Any]) -> Any:
@@ -674,6 +682,12 @@ class _Inferrer:
             fn = getattr(recv, op.method.data, None)
             if fn is None:
                 raise PassError(f"{type(recv).__name__} has no method '{op.method.data}'", op)
+        if isinstance(op, d.CallMethodOp) and op.method.data == "tolist" and not args and not kwargs and \
+                isinstance(recv, torch.Tensor) and not all(isinstance(n, int) for n in recv.shape):
+            # the Python list of a tensor whose sizes only the run knows: it stands for such
+            # lists of two lengths (of zeros: what uses it may depend on its length, not its values)
+            return _unknown_of(tuple(torch.zeros([k if not isinstance(n, int) else n for n in recv.shape],
+                                                 dtype=recv.dtype).tolist() for k in (2, 3)))
         if fn is len and args and isinstance(args[0], torch.Tensor):
             fn = _first_size  # len() must return an int; a dynamic size is a symbol
         if isinstance(op, d.CallFunctionOp) and op.target.data == "dycl.tensor_ops.row" and \
@@ -999,6 +1013,15 @@ def _has_unknown(v: Any) -> bool:
     if isinstance(v, Unknown):
         return True
     return isinstance(v, (tuple, list)) and any(_has_unknown(x) for x in v)
+
+
+def _unknown_of(picks: tuple[Any, Any]) -> Any:
+    """A run-time value whose two stand-ins are `picks`: a number of their type, or a
+    Python object standing for either."""
+    t = type_of_value(picks[0])
+    if t in _PLACEHOLDERS and type_of_value(picks[1]) == t:
+        return Unknown(t)
+    return Unknown(d.PYOBJ, picks=picks)
 
 
 def _stand_ins(v: Unknown) -> tuple[Any, ...]:

@@ -159,6 +159,15 @@ class InPlaceSharing(NeedsStatic):
 
 
 @dataclass
+class _Zipped:
+    """`enumerate(...)`/`zip(...)` of iterables (or of other such calls) known at run time."""
+
+    kind: str
+    parts: list[Any]
+    start: Value
+
+
+@dataclass
 class _RolledLoop:
     carried: list[str]
     run_time: bool = False  # a `for` over a run-time count: never unrolled by the frontend
@@ -179,7 +188,7 @@ class LoopLowering:
                 self._rollback(mark)
                 self._lower_body(loop_else_as_if(s), scope)  # its else block as an `if` on a flag
             else:
-                self._zipped_for(s, *zipped, rest, scope)
+                self._zipped_for(s, zipped, rest, scope)
             return False
         self._rollback(mark)
         it = self.expr(s.iter, scope)
@@ -246,10 +255,14 @@ class LoopLowering:
             return SeqVal([self.emit(d.GetItemOp(parts, k), s).results[0] for k in range(len(elts))])
         return bind
 
-    def _zipped_parts(self: Lowerer, e: ast.expr, scope: _Scope) -> tuple[str, list[Any], Value] | None:
-        """`enumerate(t[, start])` / `zip(a, b, ...)` with some part iterable only at run
-        time (a tensor's rows, a list the host holds, a run-time range): (kind, parts,
-        start); None for anything else (lowered as before, after a rollback)."""
+    def _zipped_parts(self: Lowerer, e: ast.expr, scope: _Scope) -> _Zipped | None:
+        """`enumerate(t[, start])` / `zip(a, b, ...)` (nested in each other too) with
+        some part iterable only at run time (a tensor's rows, a list the host holds, a
+        run-time range); None for anything else (lowered as before, after a rollback)."""
+        tree = self._zip_tree(e, scope)
+        return tree if tree is not None and not self._all_static(tree, e) else None
+
+    def _zip_tree(self: Lowerer, e: ast.expr, scope: _Scope) -> _Zipped | None:
         if not (isinstance(e, ast.Call) and isinstance(e.func, ast.Name) and e.func.id in ("enumerate", "zip")
                 and self.global_object(e.func.id) in (enumerate, zip) and e.func.id not in scope.env
                 and not any(isinstance(a, ast.Starred) for a in e.args)):
@@ -259,26 +272,42 @@ class LoopLowering:
                 1 <= len(e.args) + len(e.keywords) <= 2 and all(k.arg == "start" for k in e.keywords)):
             return None
         start: Value = Static(0)
+        sources = e.args
         if kind == "enumerate":
             rest = e.args[1:] + [k.value for k in e.keywords]
             start = self.expr(rest[0], scope) if rest else Static(0)
             sources = e.args[:1]
-        else:
-            sources = e.args
-        parts = [self.expr(a, scope) for a in sources]
-        if all(self.iter_items(p, e) is not None for p in parts if not isinstance(p, RuntimeRange)) and \
-                not any(isinstance(p, RuntimeRange) for p in parts):
-            return None
-        return kind, parts, start
+        parts = [self._zip_tree(a, scope) or self.expr(a, scope) for a in sources]
+        return _Zipped(kind, parts, start)
 
-    def _zipped_for(self: Lowerer, s: ast.For, kind: str, parts: list[Any], start: Value, rest: list[ast.stmt],
-                    scope: _Scope) -> None:
+    def _all_static(self: Lowerer, tree: _Zipped, node: ast.AST) -> bool:
+        return all(self._all_static(p, node) if isinstance(p, _Zipped) else
+                   not isinstance(p, RuntimeRange) and self.iter_items(p, node) is not None for p in tree.parts)
+
+    def _zipped_for(self: Lowerer, s: ast.For, tree: _Zipped, rest: list[ast.stmt], scope: _Scope) -> None:
         """`for i, r in enumerate(t)` / `for a, b in zip(x, y)` over run-time iterables:
         one `dycl.for` over the shortest one's length, each part read at the index."""
+        targets = {n.id for n in ast.walk(s.target) if isinstance(n, ast.Name)}
+        if _read_after_loop(targets, rest):
+            raise self.unsupported(s, "a loop variable of a loop over a run-time count read after the loop")
+        count, bind = self._zip_reader(s, tree, scope)
+        try:
+            self._rolled_for(s, (Static(0), count, Static(1)), scope, hold_lists=True, bind=bind)
+        except NeedsStatic as e:
+            raise self.unsupported(s, e.message if isinstance(e, InPlaceSharing) else (
+                "a loop over a run-time range whose body needs per-iteration compile-time values")) from None
+        self._lower_body(s.orelse, scope)  # no break here (see lower_for): the else block always runs
+
+    def _zip_reader(self: Lowerer, s: ast.For, tree: _Zipped, scope: _Scope) -> tuple[Value, Any]:
+        """(length, the element at an index) of an enumerate/zip over run-time iterables."""
         lengths: list[Value] = []
         readers: list[Any] = []
-        for p in parts:
-            if isinstance(p, RuntimeRange) or isinstance(p, Static) and isinstance(p.value, range):
+        for p in tree.parts:
+            if isinstance(p, _Zipped):
+                n, reader = self._zip_reader(s, p, scope)
+                lengths.append(n)
+                readers.append(reader)
+            elif isinstance(p, RuntimeRange) or isinstance(p, Static) and isinstance(p.value, range):
                 r = p if isinstance(p, RuntimeRange) else RuntimeRange(Static(p.value.start), Static(p.value.stop),
                                                                        Static(p.value.step))
                 if not (isinstance(r.step, Static) and r.step.value == 1):
@@ -297,27 +326,18 @@ class LoopLowering:
                 lengths.append(self.call_function("builtins.len", [p], {}, s.iter))
                 readers.append(lambda i, p=p: self.call_function(_row_function(p), [p, i], {}, s))
             else:
-                raise self.unsupported(s.iter, f"{kind} over a run-time value together with one that is not a "
-                                               "tensor, a list or a range")
-        targets = {n.id for n in ast.walk(s.target) if isinstance(n, ast.Name)}
-        if _read_after_loop(targets, rest):
-            raise self.unsupported(s, "a loop variable of a loop over a run-time count read after the loop")
+                raise self.unsupported(s.iter, f"{tree.kind} over a run-time value together with one that is not "
+                                               "a tensor, a list or a range")
         count = lengths[0]
         for n in lengths[1:]:
             count = self.call_function("builtins.min", [count, n], {}, s.iter)
 
         def bind(i: SSAValue) -> Value:
             items = [reader(i) for reader in readers]
-            if kind == "enumerate":
-                return SeqVal([self._binop(ast.Add(), start, i, s), items[0]])
+            if tree.kind == "enumerate":
+                return SeqVal([self._binop(ast.Add(), tree.start, i, s), items[0]])
             return SeqVal(items)
-
-        try:
-            self._rolled_for(s, (Static(0), count, Static(1)), scope, hold_lists=True, bind=bind)
-        except NeedsStatic as e:
-            raise self.unsupported(s, e.message if isinstance(e, InPlaceSharing) else (
-                "a loop over a run-time range whose body needs per-iteration compile-time values")) from None
-        self._lower_body(s.orelse, scope)  # no break here (see lower_for): the else block always runs
+        return count, bind
 
     def in_run_time_loop(self: Lowerer) -> bool:
         """Inside a `for` whose count only the run knows: per-iteration compile-time
@@ -854,11 +874,20 @@ def _read_after_loop(names: set[str], rest: list[ast.stmt]) -> bool:
     return False
 
 
+# Calls whose result is a tuple of tensors (each element a tensor, none a tuple).
+_TENSOR_TUPLES = _SEQUENCE_RESULTS - {"list", "tuple", "zip", "enumerate", "reversed"} | {"unpack"}
+
+
 def maybe_sequence(v: SSAValue) -> bool:
     """`v` may be a Python sequence: a module's result (an LSTM's (out, (h, c))), a
     region's, or a call that returns tuples (`unbind`, `split`, `topk`, `unique(...,
     return_counts=True)`)."""
     op = v.owner
+    if isinstance(op, d.GetItemOp) and isinstance(src := op.operands[0].owner, (d.CallFunctionOp, d.CallMethodOp)):
+        # an element of topk/sort/max(dim)/split/unbind...'s result is a tensor (`vals, ids = x.topk(3)`)
+        name = src.target.data.rsplit(".", 1)[-1] if isinstance(src, d.CallFunctionOp) else src.method.data
+        from_torch = isinstance(src, d.CallMethodOp) or src.target.data.startswith(("torch.", "dycl.tensor_ops."))
+        return not (from_torch and name in _TENSOR_TUPLES)
     if isinstance(op, (d.CallModuleOp, d.PyRegionOp, d.MakeTupleOp, d.GetItemOp)) or not isinstance(op, Operation):
         return True
     if isinstance(op, d.CallFunctionOp):

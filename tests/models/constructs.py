@@ -1774,12 +1774,34 @@ class TensorsHeldOutsideTheModel(nn.Module):
         return y * noise.abs()
 
 
+class ZipsOfSelections(nn.Module):
+    """enumerate(zip(...)) over topk's two results, rows of a selection's tolist()
+    unpacked into names, and a loop over such a list (each ran as Python: topk's
+    elements were taken for tuples, and shape inference met the list's run-time
+    length)."""
+
+    def forward(self, x):
+        vals, ids = x[:, 0].topk(2)
+        acc = x.new_zeros(())
+        for j, (v, i) in enumerate(zip(vals, ids), start=1):
+            acc = acc + v * j + i.float()
+        kept = x[x[:, 2] > x[:, 0]]
+        widths = []
+        for x1, y1, x2 in kept.tolist():
+            widths.append(x2 - x1)
+        return acc, widths, len(kept.tolist())
+
+
 _SELECTIONS = [(torch.tensor([[1.0, 2.0], [-1.0, 3.0], [2.0, 5.0]]),),
                (torch.tensor([[-1.0, 2.0], [-1.0, 3.0], [-2.0, 5.0]]),),
                (torch.tensor([[-1.0, 2.0], [-1.0, 3.0], [2.0, 4.0]]),)]
+_SELECTIONS_3 = [(torch.tensor([[1.0, 2.0, 0.5], [-1.0, 3.0, 1.0], [2.0, 5.0, 4.0]]),),
+                 (torch.tensor([[-1.0, 2.0, 0.5], [-1.0, 3.0, -2.0], [-2.0, 5.0, -3.0]]),),
+                 (torch.tensor([[1.0, 2.0, 1.5], [-1.0, 3.0, 1.0], [2.0, 5.0, 4.0]]),)]
 CASES["rows_kept_then_updated"] = (RowsKeptThenUpdated, _SELECTIONS)
 CASES["row_loop_name_unbound"] = (RowLoopNameUnbound, _SELECTIONS)
 CASES["roll_by_computed_shift"] = (RollByComputedShift, _SELECTIONS)
+CASES["zips_of_selections"] = (ZipsOfSelections, _SELECTIONS_3)
 CASES["tensors_held_outside_the_model"] = (TensorsHeldOutsideTheModel, [
     (torch.tensor([[1.0, 2.0, 0.5], [-1.0, 3.0, 1.0]]),), (torch.tensor([[-1.0, -2.0, 0.5], [-1.0, -3.0, 1.0]]),)])
 CASES["enumerate_zip_over_rows"] = (EnumerateZipOverRows, [
