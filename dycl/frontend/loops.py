@@ -856,16 +856,22 @@ def _loads(nodes: list[Any]) -> set[str]:
 def _read_after_loop(names: set[str], rest: list[ast.stmt]) -> bool:
     """Whether code after a loop may read one of `names` (its variables: the last
     element, or unbound after no iteration) before binding it again. Reads in the body
-    of a later loop that binds the name itself do not count."""
+    of a later loop that binds the name itself do not count, also inside an `if`."""
     pending = set(names)
     for st in rest:
         if not pending:
             return False
         if isinstance(st, ast.For):
             bound = {n.id for n in ast.walk(st.target) if isinstance(n, ast.Name)}
-            if (_loads([st.iter]) | _loads(st.orelse)) & pending or _loads(st.body) & (pending - bound):
+            if _loads([st.iter]) & pending or _read_after_loop(pending - bound, st.body) or \
+                    _read_after_loop(pending, st.orelse):
                 return True
             continue  # (after no iteration the names keep their old values)
+        if isinstance(st, (ast.If, ast.While)):
+            if _loads([st.test]) & pending or _read_after_loop(pending, st.body) or \
+                    _read_after_loop(pending, st.orelse):
+                return True
+            continue
         if _loads([st]) & pending:
             return True
         if isinstance(st, (ast.Assign, ast.AnnAssign)):

@@ -1776,9 +1776,9 @@ class TensorsHeldOutsideTheModel(nn.Module):
 
 class ZipsOfSelections(nn.Module):
     """enumerate(zip(...)) over topk's two results, rows of a selection's tolist()
-    unpacked into names, and a loop over such a list (each ran as Python: topk's
-    elements were taken for tuples, and shape inference met the list's run-time
-    length)."""
+    unpacked into names, and a loop over such a list, again inside an `if` (each ran
+    as Python: topk's elements were taken for tuples, shape inference met the list's
+    run-time length, and the second loop's names were taken for reads of the first's)."""
 
     def forward(self, x):
         vals, ids = x[:, 0].topk(2)
@@ -1789,6 +1789,11 @@ class ZipsOfSelections(nn.Module):
         widths = []
         for x1, y1, x2 in kept.tolist():
             widths.append(x2 - x1)
+        for r in kept:
+            acc = acc + r[0]
+        if acc > 0:  # (a later loop binding the same name: no read of the first loop's)
+            for r in kept:
+                acc = acc + r[1]
         return acc, widths, len(kept.tolist())
 
 
