@@ -24,6 +24,7 @@ from xdsl.ir import BlockArgument, Operation, SSAValue
 
 from dycl.dialects import dycl as d
 from dycl.frontend.loops import NeedsStatic, _Injected, maybe_sequence
+from dycl.frontend.regions import where_of
 from dycl.frontend.state import NewState, state_type
 from dycl.types import dtype_of, tensor_type_of
 from dycl.frontend.values import (
@@ -321,8 +322,7 @@ class ExpressionLowering:
     def _note_folded(self: Lowerer, name: str, node: ast.AST) -> None:
         """A model attribute read at compile time (recorded in the manifest)."""
         if name not in self.folded_names:
-            loc = self._loc(node)
-            self.folded_names[name] = f"{loc.file.rsplit('/', 1)[-1]}:{loc.line}:{loc.col}"
+            self.folded_names[name] = where_of(self, node)
 
     def _attribute(self: Lowerer, base: Value, attr: str, node: ast.AST) -> Value:
         if isinstance(base, SuperRef):

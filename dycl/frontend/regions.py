@@ -113,6 +113,7 @@ def names_of(stmts: list[ast.stmt]) -> tuple[set[str], set[str]]:
 
 
 def where_of(lowerer: Lowerer, node: ast.AST) -> str:
+    """`file.py:line:col` of `node`, as regions are named."""
     loc = lowerer._loc(node)
     return f"{loc.file.rsplit('/', 1)[-1]}:{loc.line}:{loc.col}"
 
@@ -461,8 +462,7 @@ class RegionLowering:
         outs = [] if tail else sorted((self._live_after(stmts, stores) | {n for n, _ in updated} | set(lists))
                                       - self.fn.declared_global)
         code = self._region_code(code_stmts, params, prelude, None if tail else outs)
-        loc = self._loc(node)
-        where = f"{loc.file.rsplit('/', 1)[-1]}:{loc.line}:{loc.col}"
+        where = where_of(self, node)
         construct = construct_of(stmts[0]) if len(stmts) == 1 or not tail else f"{construct_of(stmts[0])} to the end of {self.fn.qualname}"
         types = [result_type or d.ANY] * (1 if tail else len(outs))
         op = d.PyRegionOp(operands, types, code, globals_key(self.fn.globals), where, construct, error.message, tail)
@@ -515,9 +515,7 @@ class RegionLowering:
         code = (f"def __dycl_region(__dycl_root, {name}):\n"
                 "    __dycl_unbound = __import__('dycl.pyregion', fromlist=['UNBOUND']).UNBOUND\n"
                 f"    if {name} is __dycl_unbound:\n        del {name}\n    return ({name},)\n")
-        loc = self._loc(node)
-        op = d.PyRegionOp([v], [v.type], code, globals_key(self.fn.globals),
-                          f"{loc.file.rsplit('/', 1)[-1]}:{loc.line}:{loc.col}", "read of a name",
+        op = d.PyRegionOp([v], [v.type], code, globals_key(self.fn.globals), where_of(self, node), "read of a name",
                           f"'{name}' is bound on some paths of the Python before it only")
         self.emit(op, node)
         checked = op.results[0]
