@@ -354,6 +354,9 @@ class ExpressionLowering:
             if isinstance(val, torch.Tensor):
                 if state_type(val) is not None and (id(m), attr) not in self.dirty_attrs and attr in m.__dict__:
                     raise NewState({(id(m), attr)})  # a plain tensor attribute: read on the host, as module state
+                if attr not in m.__dict__ and (id(m), attr) not in self.dirty_attrs:
+                    # a class attribute (YOLO's ANCHORS): one tensor for every instance, as a global is
+                    return self.outside_tensor(val, node, f"the class attribute '{attr}'")
                 raise self.error(node, f"tensor attribute '{attr}' is neither a parameter nor a buffer; register it as a buffer")
             self._note_folded(f"{base.path}.{attr}" if base.path else attr, node)
             root = "__dycl_root" if not base.path else f"__dycl_root.get_submodule({base.path!r})"
