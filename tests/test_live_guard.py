@@ -176,6 +176,7 @@ class UpdatesOutsideTensors(nn.Module):
     def forward(self, x, seen=torch.zeros(3)):
         seen.add_(x.sum(0))
         COUNTS[0] = COUNTS[0] + 1
+        COUNTS[1] += x.sum()
         return x * seen + COUNTS
 
 
@@ -222,8 +223,12 @@ def test_forward_updating_tensors_held_outside_the_model_runs_as_eager():
     model = UpdatesOutsideTensors()
     with pytest.warns(FallbackWarning):
         cm = dycl.compile(model, [xs[0]], backend="torch")
+    assert [r["construct"] for r in cm.fallbacks] == ["forward"], cm.fallbacks
+    assert "changes a tensor held outside the model in place" in cm.fallbacks[0]["reason"], cm.fallbacks
     reset()
-    got = [cm(x) for x in xs]
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", FallbackWarning)  # (nothing changed the model: no guard warning)
+        got = [cm(x) for x in xs]
     reset()
     want = [model(x) for x in xs]
     reset()

@@ -308,7 +308,6 @@ class ExpressionLowering:
         if isinstance(obj, (bool, int, float, str, type(None), tuple, torch.dtype)):
             return Static(obj)
         if isinstance(obj, torch.Tensor):
-            self.constant_globals.add(name)
             return self.outside_tensor(obj, node, f"the global '{name}'")
         if isinstance(obj, (list, dict, set)):
             raise self.unsupported(node, f"closure over the mutable global '{name}'")

@@ -158,9 +158,8 @@ class Lowerer(ScopeLowering, ExpressionLowering, CallLowering, LoopLowering, Reg
         self._assumed_not_none: set[SSAValue] = set()  # entries `is None` took as never None
         self._listed: set[SSAValue] = set()  # storages of tensors appended to lists the host holds
         self.maybe_unbound: set[SSAValue] = set()  # region results a name may be unbound in (check_bound)
-        # Constants of tensors held outside the model (outside_tensor), and the globals holding them.
+        # Constants of tensors held outside the model (outside_tensor), and where forward changes one.
         self.outside_tensors: set[SSAValue] = set()
-        self.constant_globals: set[str] = set()
         self.outside_tensor_written: str | None = None
         self.emitted = 0  # ops emitted so far
         self.budgets: list[tuple[object, int]] = []  # per-path loops being lowered: (owner, op limit)
@@ -1022,6 +1021,11 @@ def _drop_detached_uses(module: ModuleOp) -> None:
                     use.operation.drop_all_references()
 
 
+def _outside_tensor_written(where: str) -> FrontendError:
+    return FrontendError(f"forward changes a tensor held outside the model in place ({where}), which compiled "
+                         "code would hold as a constant", note="the model runs as eager Python (fallback='python')")
+
+
 def lower_module(model: nn.Module, example_inputs: Sequence[Any], model_key: str | None = None,
                  max_iterations: int | None = None, fallback: str = "none", reason: str = "",
                  signature: Signature | None = None, as_python: Mapping[SourceLoc, str] | None = None,
@@ -1048,14 +1052,14 @@ def lower_module(model: nn.Module, example_inputs: Sequence[Any], model_key: str
         try:
             module = lowerer.lower()
         except Widen as w:
+            if lowerer.outside_tensor_written:
+                raise _outside_tensor_written(lowerer.outside_tensor_written) from None
             raise w.error from None
         except NewState as found:
             dirty |= found.keys
             continue
         if lowerer.outside_tensor_written:
-            raise FrontendError(f"forward changes a tensor held outside the model in place "
-                                f"({lowerer.outside_tensor_written}), which compiled code holds as a constant",
-                                note="the model runs as eager Python (fallback='python')")
+            raise _outside_tensor_written(lowerer.outside_tensor_written)
         if lowerer.unknown_writes and lowerer.folded_attrs:
             raise FrontendError("a fallback region writes attributes of an object the compiler cannot follow, "
                                 "and compiled code reads module attributes that it may change")

@@ -118,25 +118,27 @@ def where_of(lowerer: Lowerer, node: ast.AST) -> str:
     return f"{loc.file.rsplit('/', 1)[-1]}:{loc.line}:{loc.col}"
 
 
-def _may_update(stmts: list[ast.stmt], names: set[str]) -> bool:
-    """Whether `stmts` may update a tensor one of `names` holds in place: `g.add_(...)`,
-    `g += ...`, `g[i] = ...`, or `g` handed to a call (which may do either)."""
+def _may_update(stmts: list[ast.stmt], names: set[str]) -> str | None:
+    """Which of `names` `stmts` may update in place (a tensor they hold): `g.add_(...)`,
+    `g += ...`, `g[i] = ...` (also `g[i] += ...`), or `g` handed to a call (which may do
+    either); None if none."""
     if not names:
-        return False
+        return None
     for node in (n for s in stmts for n in ast.walk(s)):
         if isinstance(node, ast.AugAssign) and isinstance(node.target, ast.Name) and node.target.id in names:
-            return True
+            return node.target.id
         if isinstance(node, ast.Subscript) and isinstance(node.ctx, ast.Store) and \
                 isinstance(node.value, ast.Name) and node.value.id in names:
-            return True
-        if isinstance(node, ast.Call) and any(isinstance(a, ast.Name) and a.id in names
-                                              for a in [*node.args, *(k.value for k in node.keywords)]):
-            return not isinstance(node.func, ast.Attribute) or not isinstance(node.func.value, ast.Name) or \
-                node.func.value.id not in _PURE_ROOTS or node.func.attr.endswith("_")
+            return node.value.id
+        if isinstance(node, ast.Call) and (given := [a.id for a in [*node.args, *(k.value for k in node.keywords)]
+                                                     if isinstance(a, ast.Name) and a.id in names]) and (
+                not isinstance(node.func, ast.Attribute) or not isinstance(node.func.value, ast.Name)
+                or node.func.value.id not in _PURE_ROOTS or node.func.attr.endswith("_")):
+            return given[0]
         if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id in names and \
                 node.attr.endswith("_"):
-            return True
-    return False
+            return node.value.id
+    return None
 
 
 def definitely_bound(stmts: list[ast.stmt]) -> set[str]:
@@ -389,8 +391,10 @@ class RegionLowering:
                     raise Widen(error)
                 continue  # only assigned here: its old value is not needed
             prelude.append(f"{name} = {expr}")
-        if _may_update(stmts, (loads - set(scope.env)) & self.constant_globals):
-            # it may change a global tensor compiled code holds as a constant: no compiled code after it
+        outside = {n for n in loads - set(scope.env) if isinstance(self.global_object(n), torch.Tensor)}
+        if changed := _may_update(stmts, outside):
+            # it may change a global tensor compiled code holds as a constant (eager's changes for later calls)
+            self.outside_tensor_written = f"'{changed}' changed by Python at {where_of(self, node)}"
             raise Widen(error)
         # Variables of an enclosing function: the region's code runs with the module's
         # globals only, so their values are bound first (or the region widens).
