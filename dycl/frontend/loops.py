@@ -513,7 +513,7 @@ class LoopLowering:
             finally:
                 self.loop_depth -= 1
                 self.loops.pop()
-            if self._escaping(s.body, scope, target_names):
+            if self._escaping(s, scope, target_names):
                 raise NeedsStatic
         except (NeedsStatic, _MoreCarried):
             if body_block is not None:
@@ -795,12 +795,30 @@ class LoopLowering:
             if t in carried and (other := sharing(sub.env[t], at_yield, t)):
                 raise InPlaceSharing(f"in-place update of '{t}' in a loop body while '{other}' shares its storage from one iteration to the next" + fix.format(t))
 
-    def _escaping(self: Lowerer, body: list[ast.stmt], scope: _Scope, allowed: set[str]) -> bool:
-        """A name first assigned in the loop body is read after the loop."""
+    def _escaping(self: Lowerer, s: ast.For, scope: _Scope, allowed: set[str]) -> bool:
+        """A name first assigned in the loop body may be read after the loop (before
+        code binds it again: a read in a branch the loop's own branch excludes, or in a
+        later loop binding it first, does not count)."""
         from dycl.frontend.scopes import _assigned_names
 
-        new = _assigned_names(body) - set(scope.env) - allowed
-        return bool(new & self.names_read_after(body))
+        new = _assigned_names(s.body) - set(scope.env) - allowed
+        if not new:
+            return False
+        assert self.fn is not None and self.fn.tree is not None
+        tree = self.fn.tree
+        root = tree.body[0] if isinstance(tree, ast.Module) and len(tree.body) == 1 else tree  # (the def itself)
+        path = _path_to(root, s)
+        if path is None:  # (a synthesized loop: textual order, as before)
+            return bool(new & self.names_read_after(s.body))
+        for owner, stmts, i in reversed(path):
+            after = stmts[i + 1:]
+            if isinstance(owner, (ast.For, ast.While)) and stmts is owner.body:
+                after = stmts + owner.orelse  # later iterations run the whole body again, then the else block
+            elif isinstance(owner, ast.Try) and stmts is not owner.finalbody:
+                after = after + [h for x in owner.handlers for h in x.body] + owner.orelse + owner.finalbody
+            if _read_after_loop(new, after):
+                return True
+        return False
 
     def _loop_scope(self: Lowerer, scope: _Scope, carried: list[str], args: Any) -> _Scope:
         from dycl.frontend.scopes import _Scope
@@ -827,6 +845,31 @@ _SEQUENCE_RESULTS = frozenset({
     "median", "nanmedian", "mode", "kthvalue", "var_mean", "std_mean", "aminmax", "frexp", "unique",
     "unique_consecutive", "histogram", "lu", "qr", "svd", "slogdet", "eig", "eigh", "lstsq", "cummax", "cummin",
     "where", "atleast_1d", "atleast_2d", "atleast_3d", "list", "tuple", "zip", "enumerate", "reversed"})
+
+
+def _path_to(tree: ast.AST, target: ast.stmt) -> list[tuple[ast.AST, list[ast.stmt], int]] | None:
+    """The statement lists enclosing `target` (found by its position: lowering may
+    work on copies of the function's statements), outermost first: (their owner, the
+    list, the index of the statement holding `target` in it)."""
+    where = _position(target)
+    for field in ("body", "orelse", "finalbody", "handlers", "cases"):
+        block = getattr(tree, field, None)
+        if not isinstance(block, list):
+            continue
+        for i, st in enumerate(block):
+            if type(st) is type(target) and _position(st) == where:
+                return [(tree, block, i)]
+            if isinstance(st, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)):
+                continue
+            inner = _path_to(st, target)
+            if inner is not None:
+                # (an except handler or a match case is no statement list of its own owner)
+                return ([(tree, block, i)] if isinstance(st, ast.stmt) else []) + inner
+    return None
+
+
+def _position(node: ast.AST) -> tuple[Any, ...]:
+    return tuple(getattr(node, k, None) for k in ("lineno", "col_offset", "end_lineno", "end_col_offset"))
 
 
 def _row_function(rows: SSAValue) -> str:

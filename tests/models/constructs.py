@@ -1799,6 +1799,31 @@ class ZipsOfSelections(nn.Module):
         return acc, widths, len(kept.tolist())
 
 
+class ExpertLoopInConfigBranch(nn.Module):
+    """The library's expert loop in the taken branch of an implementation switch whose
+    other branch loops over the same names: names first bound in the loop were taken
+    as read after it (textually later, in the branch not taken), and from the switch
+    to the end of forward ran as Python."""
+
+    def __init__(self, impl="loop"):
+        super().__init__()
+        self.experts = nn.ModuleList([nn.Linear(4, 4) for _ in range(3)])
+        self.impl = impl
+
+    def forward(self, x, sel):
+        out = torch.zeros_like(x)
+        hit = torch.unique(sel).unsqueeze(1)
+        if self.impl == "loop":
+            for e in hit:
+                rows = torch.where(sel == e.squeeze(0))[0]
+                out.index_add_(0, rows, self.experts[e](x[rows]))
+        elif self.impl == "items":
+            for e in hit:
+                rows = torch.where(sel == e.item())[0]
+                out.index_add_(0, rows, self.experts[e.item()](x[rows]))
+        return out
+
+
 _SELECTIONS = [(torch.tensor([[1.0, 2.0], [-1.0, 3.0], [2.0, 5.0]]),),
                (torch.tensor([[-1.0, 2.0], [-1.0, 3.0], [-2.0, 5.0]]),),
                (torch.tensor([[-1.0, 2.0], [-1.0, 3.0], [2.0, 4.0]]),)]
@@ -1809,6 +1834,10 @@ CASES["rows_kept_then_updated"] = (RowsKeptThenUpdated, _SELECTIONS)
 CASES["row_loop_name_unbound"] = (RowLoopNameUnbound, _SELECTIONS)
 CASES["roll_by_computed_shift"] = (RollByComputedShift, _SELECTIONS)
 CASES["zips_of_selections"] = (ZipsOfSelections, _SELECTIONS_3)
+CASES["expert_loop_in_config_branch"] = (ExpertLoopInConfigBranch, [
+    (torch.linspace(-1, 1, 24).reshape(6, 4), torch.tensor([0, 2, 2, 0, 1, 0])),
+    (torch.linspace(-2, 1, 24).reshape(6, 4), torch.tensor([1, 1, 1, 1, 1, 1])),
+    (torch.linspace(-1, 3, 24).reshape(6, 4), torch.tensor([2, 0, 2, 0, 2, 0]))])
 CASES["tensors_held_outside_the_model"] = (TensorsHeldOutsideTheModel, [
     (torch.tensor([[1.0, 2.0, 0.5], [-1.0, 3.0, 1.0]]),), (torch.tensor([[-1.0, -2.0, 0.5], [-1.0, -3.0, 1.0]]),)])
 CASES["enumerate_zip_over_rows"] = (EnumerateZipOverRows, [
