@@ -1824,6 +1824,27 @@ class ExpertLoopInConfigBranch(nn.Module):
         return out
 
 
+class RowsUnpackedIntoTooFewNames(nn.Module):
+    """`for a, b in rows` over rows of three: eager's ValueError once a row is unpacked
+    (none when the selection is empty)."""
+
+    def forward(self, x):
+        acc = x.new_zeros(())
+        for a, b in x[x[:, 0] > 0]:
+            acc = acc + a * b
+        return acc
+
+
+_LARGE_TABLE = torch.linspace(-1, 1, 70_000)
+
+
+class LargeTensorHeldOutsideTheModel(nn.Module):
+    """A global tensor past the constant limit: run as Python (a region), as eager reads it."""
+
+    def forward(self, x):
+        return x * _LARGE_TABLE[:3] + _LARGE_TABLE.mean()
+
+
 _SELECTIONS = [(torch.tensor([[1.0, 2.0], [-1.0, 3.0], [2.0, 5.0]]),),
                (torch.tensor([[-1.0, 2.0], [-1.0, 3.0], [-2.0, 5.0]]),),
                (torch.tensor([[-1.0, 2.0], [-1.0, 3.0], [2.0, 4.0]]),)]
@@ -1834,6 +1855,8 @@ CASES["rows_kept_then_updated"] = (RowsKeptThenUpdated, _SELECTIONS)
 CASES["row_loop_name_unbound"] = (RowLoopNameUnbound, _SELECTIONS)
 CASES["roll_by_computed_shift"] = (RollByComputedShift, _SELECTIONS)
 CASES["zips_of_selections"] = (ZipsOfSelections, _SELECTIONS_3)
+CASES["rows_unpacked_into_too_few_names"] = (RowsUnpackedIntoTooFewNames, _SELECTIONS_3)
+CASES["large_tensor_held_outside_the_model"] = (LargeTensorHeldOutsideTheModel, _SELECTIONS_3)
 CASES["expert_loop_in_config_branch"] = (ExpertLoopInConfigBranch, [
     (torch.linspace(-1, 1, 24).reshape(6, 4), torch.tensor([0, 2, 2, 0, 1, 0])),
     (torch.linspace(-2, 1, 24).reshape(6, 4), torch.tensor([1, 1, 1, 1, 1, 1])),
