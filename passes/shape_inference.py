@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import functools
 import logging
+import operator
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -694,7 +695,7 @@ class _Inferrer:
                 isinstance(args[0], torch.Tensor):
             # a row of what proved a tensor is its subscript (bounds-checked, read by every backend)
             op.properties["target"] = StringAttr("_operator.getitem")
-            fn = resolve_qualname("_operator.getitem")
+            fn = operator.getitem
         if isinstance(op, d.CallFunctionOp) and op.target.data == "_operator.getitem" and len(args) == 2:
             args[1] = self._integer_index(op, args[1])
         if holds_list((*args, *kwargs.values())):

@@ -91,10 +91,8 @@ def _probes(spec: SubgraphSpec) -> list[tuple[str, list[Any]]]:
     # the example's value as a constant answers every other value wrong.
     scalars = [i for i, x in enumerate(base) if isinstance(x, torch.Tensor) and x.dim() == 0
                and not x.is_floating_point() and x.dtype != torch.bool]
-    for shift in (1, 2):
-        if scalars:
-            out.append((f"its integer scalars {shift} above the example's",
-                        [x + shift if i in scalars else x for i, x in enumerate(base)]))
+    out += [(f"its integer scalars {shift} above the example's",
+             [x + shift if i in scalars else x for i, x in enumerate(base)]) for shift in ((1, 2) if scalars else ())]
     # Past float64's 53 bits (int64) and float32's 24 (int32): runtimes that reduce
     # integers in floating point (ONNX Runtime's int64 ReduceSum/ReduceProd) round.
     big = {torch.int64: 2 ** 53 + 1, torch.int32: 2 ** 24 + 1}

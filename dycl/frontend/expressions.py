@@ -252,9 +252,10 @@ class ExpressionLowering:
             if isinstance(v, PathDependent):
                 raise self.error(node, v.message or f"'{name}' names different modules depending on a run-time condition")
             if isinstance(v, SSAValue) and v in self.maybe_unbound:
-                v = self.check_bound(name, v, scope, node)
+                v = self.check_bound(name, v, node)
             if isinstance(v, ObjectRef) and isinstance(v.obj, torch.Tensor):  # a tensor default argument
-                v = scope.env[name] = self.outside_tensor(v.obj, node, f"the default argument '{name}'")
+                # (not rebound: an attempt rolled back would leave the name on an erased op)
+                v = self.outside_tensor(v.obj, node, f"the default argument '{name}'")
             return v
         obj = self.global_object(name, _MISSING)
         if obj is _MISSING:

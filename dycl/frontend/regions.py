@@ -511,7 +511,7 @@ class RegionLowering:
             scope.env[name] = by_name[name]
         return results
 
-    def check_bound(self: Lowerer, name: str, v: SSAValue, scope: _Scope, node: ast.AST) -> SSAValue:
+    def check_bound(self: Lowerer, name: str, v: SSAValue, node: ast.AST) -> SSAValue:
         """A read of `name`, which a region may have left unbound: there eager raises
         UnboundLocalError (`for r in rows: s = ...` over no rows, then `s` read), so the
         host checks it where it is read, with eager's message."""
@@ -525,9 +525,7 @@ class RegionLowering:
         checked = op.results[0]
         checked.name_hint = v.name_hint
         self._joins[checked] = [v]
-        for env in [scope.env] + [sc.env for sc in self._caller_scopes]:
-            rebind(env, v, checked)
-        return checked
+        return checked  # (each read checks: an attempt rolled back must not leave names on an erased op)
 
     def _live_after(self: Lowerer, stmts: list[ast.stmt], stores: set[str]) -> set[str]:
         """The names the region binds that code outside it may read (a name used only
