@@ -15,6 +15,7 @@ from xdsl.ir import Attribute, Block, Region, SSAValue
 from dycl.diagnostics import FrontendError
 from dycl.dialects import dycl as d
 from dycl.frontend.exceptions import PathEnded
+from dycl.frontend.inplace import maybe_tensor, possible_roots
 from dycl.frontend.state import is_state_key
 from dycl.nesting import allow_depth
 from dycl.frontend.loops import UnsafeJoin, _snapshot
@@ -83,6 +84,15 @@ def _fill_slots(v: Value, results: list[SSAValue], name: str) -> Value:
         filled.origin, filled.sources = v.origin, v.sources  # the same Python object(s)
         return filled
     return v
+
+
+def _lists_grown_apart(vals: list[Value]) -> bool:
+    """The paths' values are the model's own lists (not an argument's: the caller's
+    object) of different lengths, or such a list and one the host holds already."""
+    own = [v for v in vals if type(v) is SeqVal and v.is_list and v.argument is None]
+    held = [v for v in vals if isinstance(v, SSAValue) and isinstance(v.type, d.ListType)]
+    return bool(own) and len(own) + len(held) == len(vals) and (
+        bool(held) or len({len(v.items) for v in own}) > 1)
 
 
 def _assigned_names(stmts: Sequence[ast.stmt]) -> set[str]:
@@ -176,13 +186,17 @@ class ScopeLowering:
         keys = ["$ret", *ret_state] if ret_live else names
         merged = {n: self._merge_values([m[n] for _, m in merging], n, slots) for n in keys}
         yielded: list[list[SSAValue]] = []
+        grown = [_lists_grown_apart(vals) for vals in slots]
         for i, (block, _) in enumerate(merging):
             with self._in_block(block):
-                yielded.append([self.materialize(vals[i], node) for vals in slots])
+                yielded.append([self._joined_list(vals[i], node) if held else self.materialize(vals[i], node)
+                                for vals, held in zip(slots, grown)])
         fields = self._name_mixed_tuples(merging, yielded, node)
         result_types: list[Attribute] = []
         for i in range(len(slots)):
             ts = {vals[i].type for vals in yielded}
+            if len(ts) > 1 and all(isinstance(t, d.ListType) for t in ts):
+                ts = {d.ListType(d.ANY)}  # (`[]` on one path, elements on the other)
             result_types.append(ts.pop() if len(ts) == 1 else d.ANY)
         for (block, _), vals in zip(merging, yielded):
             block.add_op(d.YieldOp(*vals))
@@ -257,6 +271,22 @@ class ScopeLowering:
             names = {resolve_qualname(kind).__match_args__ if kind else None for kind in kinds}
             fields.append(names.pop() if len(names) == 1 else None)
         return fields
+
+    def _joined_list(self: Lowerer, v: Value, node: ast.AST) -> SSAValue:
+        """A list one path grew more than another (`if r.sum() > 0: picks.append(r)`):
+        the host holds it from the join on, so later appends and loops over it compile."""
+        if not isinstance(v, SeqVal):
+            return v  # (held already on this path)
+        if any(isinstance(e, SeqVal) for e in v.items):
+            return self.materialize(v, node)  # (tuples, lists: elements a held list does not type)
+        held = self.held_copy(v, node)
+        if held is None:  # (elements a held list cannot type: a Python list, as before)
+            return self.materialize(v, node)
+        for e in v.items:
+            if isinstance(e, SSAValue) and maybe_tensor(e):
+                # eager's list holds these very tensors: an in-place update of one later is refused
+                self._listed |= possible_roots(e, self.model, self._joins)
+        return held
 
     def _merge_values(self: Lowerer, vals: list[Value], name: str, slots: list[list[Value]]) -> Value:
         """What `name` holds after a join; the values that differ become `_Slot`s."""

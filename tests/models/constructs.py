@@ -1835,6 +1835,27 @@ class RowsUnpackedIntoTooFewNames(nn.Module):
         return acc
 
 
+class AppendsUnderDataDependentIfs(nn.Module):
+    """Post-processing as published: rows kept by a data-dependent test in a loop the
+    frontend unrolls (the list's length differs per path), then appended to, looped
+    over, indexed, stacked and returned; a nested test; indices kept as ints."""
+
+    def forward(self, x):
+        picks, idx = [], []
+        for i in range(x.shape[0]):
+            if x[i].sum() > 0:
+                if x[i].max() > 1.5:
+                    picks.append(x[i] * 2)
+                picks.append(x[i].abs())
+                idx.append(i)
+        total = x.new_zeros(x.shape[1])
+        for p in picks:
+            total = total + p.relu()
+        if not picks:
+            return total, len(idx), torch.tensor(idx, dtype=torch.long), picks
+        return total, len(idx), torch.tensor(idx, dtype=torch.long), [torch.stack(picks), picks[-1]]
+
+
 _LARGE_TABLE = torch.linspace(-1, 1, 70_000)
 
 
@@ -1863,6 +1884,8 @@ CASES["expert_loop_in_config_branch"] = (ExpertLoopInConfigBranch, [
     (torch.linspace(-1, 3, 24).reshape(6, 4), torch.tensor([2, 0, 2, 0, 2, 0]))])
 CASES["tensors_held_outside_the_model"] = (TensorsHeldOutsideTheModel, [
     (torch.tensor([[1.0, 2.0, 0.5], [-1.0, 3.0, 1.0]]),), (torch.tensor([[-1.0, -2.0, 0.5], [-1.0, -3.0, 1.0]]),)])
+CASES["appends_under_data_dependent_ifs"] = (AppendsUnderDataDependentIfs, _SELECTIONS_3 + [
+    (torch.tensor([[-1.0, -2.0, 0.5], [-1.0, -3.0, 1.0], [-2.0, 5.0, -3.0]]),)])
 CASES["enumerate_zip_over_rows"] = (EnumerateZipOverRows, [
     (torch.tensor([[1.0, 2.0, 0.5], [-1.0, 3.0, 1.0], [2.0, 5.0, -1.0], [0.5, 0.5, 0.5]]),),
     (torch.tensor([[-1.0, 2.0, 0.5], [-1.0, 3.0, 1.0], [-2.0, 5.0, -1.0], [-0.5, 0.5, 0.5]]),),
