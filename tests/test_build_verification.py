@@ -266,3 +266,35 @@ def test_data_dependent_dimensions_are_probed_at_size_0_under_a_named_range():
     idx, x = probes["size 0 of its data-dependent dimensions"]
     assert idx.shape == (0,) and x.shape == (5, 6)
     assert "size 0 of its dynamic dimensions" not in probes
+
+
+
+def _cancelling() -> nn.Module:
+    """Two terms of the input's size that cancel to a 2**-20 of it (as convolution
+    chains over a map holding -1e30 do, by chance, somewhere in a large map)."""
+    net = nn.Sequential(nn.Linear(1, 2, bias=False), nn.Linear(2, 1, bias=False))
+    with torch.no_grad():
+        net[0].weight.copy_(torch.tensor([[1.0], [1.0 + 2.0 ** -20]]))
+        net[1].weight.copy_(torch.tensor([[1.0, -1.0]]))
+    return net.eval()
+
+
+def test_a_probe_eager_answers_only_within_rounding_noise_is_found():
+    """A convolution chain over a map holding -1e30 cancels terms of that size: eager's
+    float32 answer is far (relatively) from its own float64 one, so a build's other
+    summation order cannot be held against it (SkipNet-38's recurrent blocks all went
+    to eager torch so, and the whole program could not be composed). A graph that
+    answers such magnitudes exactly (softplus) is still compared."""
+    from types import SimpleNamespace
+
+    from dycl.backends.verify_build import _ill_conditioned
+
+    block = torch.fx.symbolic_trace(_cancelling())
+    x = torch.tensor([[0.7]])
+    huge = torch.tensor([[-1e30]])
+    with torch.no_grad():
+        assert _ill_conditioned(SimpleNamespace(graph_module=block), [huge], [block(huge)])
+        assert not _ill_conditioned(SimpleNamespace(graph_module=block), [x], [block(x)])
+        softplus = torch.fx.symbolic_trace(nn.Softplus())
+        assert not _ill_conditioned(SimpleNamespace(graph_module=softplus), [huge], [softplus(huge)])
+

@@ -155,6 +155,31 @@ def _probes(spec: SubgraphSpec) -> list[tuple[str, list[Any]]]:
     return [(what, spec.consistent(inputs)) for what, inputs in out]
 
 
+# The finite special values: past exp's range, where a sum over the graph's layers
+# may also cancel terms of that size (a convolution over a map holding -1e30).
+_MAGNITUDE_PROBES = {f"an input holding {v}" for v in SPECIAL_VALUES if v == v and abs(v) not in (0.0, float("inf"))}
+
+
+def _ill_conditioned(spec: SubgraphSpec, inputs: list[Any], want: list[Any]) -> bool:
+    """Whether the torch graph's float32 answer on `inputs` differs from its own
+    float64 answer as a build may not differ from it (cancellation of huge terms:
+    any other summation order gives other values, torch's own in float64 too).
+    False where the graph does not run in float64."""
+    import copy
+
+    try:
+        double = copy.deepcopy(spec.graph_module).double()
+        with torch.no_grad(), contextlib.redirect_stderr(io.StringIO()):
+            exact = _leaves(double(*[x.double() if isinstance(x, torch.Tensor) and x.is_floating_point() else x
+                                     for x in inputs]))
+    except Exception:  # noqa: BLE001 (a graph that builds float32 tensors itself: no second answer)
+        return False
+    if len(exact) != len(want):
+        return False
+    return not all(_same(w, e.to(w.dtype) if isinstance(w, torch.Tensor) and isinstance(e, torch.Tensor) else e)
+                   for w, e in zip(want, exact))
+
+
 def _special(t: torch.Tensor) -> torch.Tensor:
     """Per element: 0 finite, 1 NaN, 2 +inf, 3 -inf."""
     return t.isnan().int() + 2 * t.isposinf().int() + 3 * t.isneginf().int()
@@ -249,6 +274,8 @@ def check_build(backend: str, spec: SubgraphSpec, out_dir: Path, file: str, targ
             ref = _reference(spec, inputs)
             if ref is None or len(ref) != len(want) or not all(
                     _same(_eager_defined(w, r, g), g) for w, r, g in zip(want, ref, got)):
+                if what in _MAGNITUDE_PROBES and _ill_conditioned(spec, inputs, want):
+                    continue  # eager's own float32 answer is rounding noise here: nothing to compare
                 return f"it gives other results than its torch graph on {what}"
     if not compared:
         # (Example inputs that do not fit together, e.g. a size passed as a scalar and a
