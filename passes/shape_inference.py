@@ -12,7 +12,7 @@ from typing import Any
 
 import torch
 from torch._subclasses.fake_tensor import FakeTensorMode
-from torch.fx.experimental.symbolic_shapes import ShapeEnv
+from torch.fx.experimental.symbolic_shapes import ShapeEnv, statically_known_true
 from xdsl.context import Context
 from xdsl.dialects import arith, func
 from xdsl.dialects.builtin import (
@@ -78,8 +78,9 @@ _FURTHER_STAND_INS = {i64: (0, -1)}
 
 def _run_torch(op: Operation, fn: Any, args: list[Any], kwargs: dict[str, Any]) -> Any:
     try:
-        # FakeTensor logs every failing op with a traceback; the diagnostic below says it all.
-        with _quiet("torch._subclasses.fake_tensor"):
+        # FakeTensor (and the shape env, for a guard on a size only the run knows) logs every
+        # failing op with a traceback; the diagnostic below says it all.
+        with _quiet("torch._subclasses.fake_tensor"), _quiet("torch.fx.experimental.symbolic_shapes"):
             return fn(*args, **kwargs)
     except Exception as e:
         raise PassError(f"shape inference failed: {type(e).__name__}: {str(e).splitlines()[0]}", op) from None
@@ -336,6 +337,10 @@ class _Inferrer:
                     return
                 if isinstance(src, Unknown):
                     raise PassError("cannot index a value whose structure is unknown", op)
+                if not isinstance(src, (tuple, list)):
+                    # (a loop's early `return` carries None until it is taken: see restructure.lift_loop_returns)
+                    raise PassError(f"cannot index a {type(src).__name__} value here (a value that is None on "
+                                    "some paths)", op)
                 if isinstance(src, (tuple, list)) and not -len(src) <= idx < len(src):
                     raise PassError(f"index {idx} is out of range for a {type(src).__name__} of {len(src)} elements "
                                     "(on a path these shapes may never take)", op)
@@ -761,7 +766,8 @@ class _Inferrer:
             return result
         if whole.dim() != result.dim():
             return result
-        varies = {k for k, (a, b) in enumerate(zip(whole.shape, empty.shape)) if a != b}
+        # (sizes only the run knows, a nonzero's: different unless provably equal, never a guard on them)
+        varies = {k for k, (a, b) in enumerate(zip(whole.shape, empty.shape)) if not statically_known_true(a == b)}
         if not varies:
             return result
         t = type_of_value(result)
@@ -1005,7 +1011,8 @@ def _abstract_scalar(v: Any) -> Any:
 
 def _same_object(a: Any, b: Any) -> bool:
     try:
-        return bool(a == b)
+        with _quiet("torch.fx.experimental.symbolic_shapes"):  # (sizes only the run knows: no guard, no log)
+            return bool(a == b)
     except Exception:  # noqa: BLE001 (objects that do not compare: treat as different)
         return False
 

@@ -147,3 +147,36 @@ def test_a_while_local_assigned_again_before_its_next_read_is_fine():
     with torch.no_grad():
         for x in (torch.full((1, 4), 0.6), torch.full((1, 4), -0.6), torch.zeros(1, 4)):
             assert torch.equal(cm(x), model(x))
+
+
+class EarlyReturnInRunTimeLoop(nn.Module):
+    """A helper returning a tuple from inside a loop over `range(x.size(0))` (a run-time
+    range to the frontend): shape inference indexed the loop's "not returned yet" None
+    and raised a raw TypeError; now a located diagnostic (and a region by default)."""
+
+    def __init__(self):
+        super().__init__()
+        self.b = nn.Linear(2, 2)
+
+    def find(self, x):
+        for j in range(x.size(0)):
+            y = self.b(x[j])
+            if y.max() > 1.0:
+                return j, y
+        return -1, x.sum(0)
+
+    def forward(self, x):
+        j, y = self.find(x)
+        return y * (j + 1)
+
+
+def test_a_pass_failing_on_a_value_none_on_some_paths_is_located():
+    torch.manual_seed(0)
+    model = EarlyReturnInRunTimeLoop().eval()
+    with pytest.raises(dycl.DyclError) as info:
+        dycl.compile(model, [torch.randn(3, 2)], backend="torch", fallback="error")
+    assert re.match(r".+test_frontend_errors\.py:\d+:\d+: error: cannot index a NoneType value", str(info.value))
+    cm = dycl.compile(model, [torch.randn(3, 2)], backend="torch")
+    for s in (0.1, 3.0, -3.0):
+        x = torch.randn(3, 2) * s
+        assert torch.equal(cm(x), model(x))

@@ -1856,6 +1856,38 @@ class AppendsUnderDataDependentIfs(nn.Module):
         return total, len(idx), torch.tensor(idx, dtype=torch.long), [torch.stack(picks), picks[-1]]
 
 
+class SwitchMoeWithCapacity(nn.Module):
+    """Switch Transformer's top-1 routing with a capacity: each expert's tokens
+    (`nonzero`, a count only the run knows) cut to the capacity, the rest dropped
+    and counted; an auxiliary load-balancing loss beside the output."""
+
+    def __init__(self, d=8, experts=4):
+        super().__init__()
+        self.router = nn.Linear(d, experts, bias=False)
+        self.experts = nn.ModuleList(nn.Sequential(nn.Linear(d, 16), nn.ReLU(), nn.Linear(16, d))
+                                     for _ in range(experts))
+        self.n = experts
+
+    def forward(self, x):
+        b, t, d = x.shape
+        tokens = x.reshape(-1, d)
+        probs = F.softmax(self.router(tokens), dim=-1)
+        gate, idx = probs.max(dim=-1)
+        capacity = int(1.0 * tokens.shape[0] / self.n)
+        out = torch.zeros_like(tokens)
+        dropped = 0
+        for e in range(self.n):
+            sel = torch.nonzero(idx == e).squeeze(-1)
+            if sel.numel() > capacity:
+                dropped += sel.numel() - capacity
+                sel = sel[:capacity]
+            if sel.numel() == 0:
+                continue
+            out[sel] = self.experts[e](tokens[sel]) * gate[sel].unsqueeze(-1)
+        frac = F.one_hot(idx, self.n).float().mean(0)
+        return out.reshape(b, t, d), self.n * (frac * probs.mean(0)).sum(), dropped
+
+
 _LARGE_TABLE = torch.linspace(-1, 1, 70_000)
 
 
@@ -1886,6 +1918,9 @@ CASES["tensors_held_outside_the_model"] = (TensorsHeldOutsideTheModel, [
     (torch.tensor([[1.0, 2.0, 0.5], [-1.0, 3.0, 1.0]]),), (torch.tensor([[-1.0, -2.0, 0.5], [-1.0, -3.0, 1.0]]),)])
 CASES["appends_under_data_dependent_ifs"] = (AppendsUnderDataDependentIfs, _SELECTIONS_3 + [
     (torch.tensor([[-1.0, -2.0, 0.5], [-1.0, -3.0, 1.0], [-2.0, 5.0, -3.0]]),)])
+CASES["switch_moe_with_capacity"] = (SwitchMoeWithCapacity, [  # 4, 3, 1 and 2 tokens dropped
+    (torch.linspace(-1, 1, 64).reshape(2, 4, 8),), *[(torch.randn(2, 4, 8, generator=torch.Generator().manual_seed(s)),)
+                                                     for s in (1, 3, 0)]])
 CASES["enumerate_zip_over_rows"] = (EnumerateZipOverRows, [
     (torch.tensor([[1.0, 2.0, 0.5], [-1.0, 3.0, 1.0], [2.0, 5.0, -1.0], [0.5, 0.5, 0.5]]),),
     (torch.tensor([[-1.0, 2.0, 0.5], [-1.0, 3.0, 1.0], [-2.0, 5.0, -1.0], [-0.5, 0.5, 0.5]]),),
