@@ -695,6 +695,9 @@ class Lowerer(ScopeLowering, ExpressionLowering, CallLowering, LoopLowering, Reg
             self.store_state_in_place(k, new, old, node)
 
     def _expr_stmt(self, value: ast.expr, scope: _Scope) -> None:
+        if (check := self._torch_assert(value, scope)) is not None:
+            self._lower_body([check], scope)  # `torch._assert(c, msg)` is `if not c: raise AssertionError(msg)`
+            return
         # `seq.append(x)` on a Python list grows it at compile time.
         if isinstance(value, ast.Call) and isinstance(value.func, ast.Attribute) and value.func.attr in ("append", "extend"):
             target = self.expr(value.func.value, scope)
@@ -720,6 +723,22 @@ class Lowerer(ScopeLowering, ExpressionLowering, CallLowering, LoopLowering, Reg
                     target = self._append_to_held_list(target, item, scope, value)
                 return
         self.expr(value, scope)
+
+    def _torch_assert(self, value: ast.expr, scope: _Scope) -> ast.Assert | None:
+        """`torch._assert(cond, message)` as the `assert` statement it wraps (an op would be dropped unused)."""
+        if not (isinstance(value, ast.Call) and isinstance(value.func, (ast.Attribute, ast.Name))
+                and not any(isinstance(a, ast.Starred) for a in value.args) and all(k.arg for k in value.keywords)):
+            return None
+        try:
+            target = self.expr(value.func, scope)
+        except FrontendError:
+            return None
+        if not (isinstance(target, GlobalRef) and target.obj is torch._assert):
+            return None
+        given = dict(zip(("condition", "message"), value.args)) | {k.arg: k.value for k in value.keywords}
+        if set(given) != {"condition", "message"} or len(value.args) + len(value.keywords) != 2:
+            return None  # (eager's TypeError: run as Python)
+        return ast.copy_location(ast.Assert(test=given["condition"], msg=given["message"]), value)
 
     def check_not_one_of_several(self, seq: SeqVal, scope: _Scope, node: ast.AST) -> None:
         """`l = a if c else b; l.append(x)`: Python changes a or b, the compile-time list

@@ -1888,6 +1888,17 @@ class SwitchMoeWithCapacity(nn.Module):
         return out.reshape(b, t, d), self.n * (frac * probs.mean(0)).sum(), dropped
 
 
+class TorchAssertChecks(nn.Module):
+    """`torch._assert` (assert that symbolic tracing keeps) on static and run-time
+    conditions, by position and by keyword: eager's AssertionError where it fails."""
+
+    def forward(self, x):
+        torch._assert(x.shape[-1] == 4, "last dim must be 4")
+        torch._assert(x.sum() < 2, f"sum too large for {x.shape[0]} rows")
+        torch._assert(condition=(x > -3).all(), message="too small")
+        return x + 1
+
+
 _LARGE_TABLE = torch.linspace(-1, 1, 70_000)
 
 
@@ -1921,6 +1932,7 @@ CASES["appends_under_data_dependent_ifs"] = (AppendsUnderDataDependentIfs, _SELE
 CASES["switch_moe_with_capacity"] = (SwitchMoeWithCapacity, [  # 4, 3, 1 and 2 tokens dropped
     (torch.linspace(-1, 1, 64).reshape(2, 4, 8),), *[(torch.randn(2, 4, 8, generator=torch.Generator().manual_seed(s)),)
                                                      for s in (1, 3, 0)]])
+CASES["torch_assert_checks"] = (TorchAssertChecks, sign_inputs() + [(torch.full((1, 4), -4.0),)])
 CASES["enumerate_zip_over_rows"] = (EnumerateZipOverRows, [
     (torch.tensor([[1.0, 2.0, 0.5], [-1.0, 3.0, 1.0], [2.0, 5.0, -1.0], [0.5, 0.5, 0.5]]),),
     (torch.tensor([[-1.0, 2.0, 0.5], [-1.0, 3.0, 1.0], [-2.0, 5.0, -1.0], [-0.5, 0.5, 0.5]]),),
