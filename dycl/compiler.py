@@ -27,7 +27,7 @@ from xdsl.passes import ModulePass
 
 from dycl.runtime.artifact import seal
 from dycl.runtime.compiled_model import _import_host
-from dycl.diagnostics import DyclError, FrontendError, SourceLoc
+from dycl.diagnostics import DyclError, FrontendError, SourceLoc, user_stacklevel
 from dycl.arguments import Arguments, Parameter, bind, flatten, parameters_of
 from dycl.backends.base import POLICIES, BuildOptions, Target, get_backend
 from dycl.dialects import dycl as d
@@ -345,7 +345,8 @@ def compile(
             from dycl.diagnostics import FallbackWarning
 
             warnings.warn(f"dycl: the batch size cannot stay symbolic ({e.format().splitlines()[0]}); "
-                          "each new input shape compiles on first use (dynamic='auto')", FallbackWarning, stacklevel=2)
+                          "each new input shape compiles on first use (dynamic='auto')", FallbackWarning,
+                          stacklevel=user_stacklevel())
         finally:
             _BATCH_DYNAMIC.trying = False
         return compile(**{**params, "dynamic": "auto"})
@@ -468,7 +469,7 @@ def compile(
         rules = "; ".join(f"{sub}: {rule}" for sub, rule in cm._dim_guards)
         warnings.warn(FallbackWarning(f"some sizes the signature allows are not covered by the build ({rules}): "
                                       "this compiled model compiles them on first use, a loaded artifact refuses them"),
-                      stacklevel=2)
+                      stacklevel=user_stacklevel())
     return cm
 
 
@@ -677,7 +678,7 @@ def warn_fallbacks(records: list[dict[str, Any]]) -> None:
                       for r in records[:6]) + (", ..." if len(records) > 6 else "")
     n = sum(r["copies"] for r in records)
     warnings.warn(f"dycl: {n} region{'s' if n > 1 else ''} run{'' if n > 1 else 's'} as Python: {where} "
-                  "(cm.fallbacks or `dycl compile --explain` says why)", FallbackWarning, stacklevel=3)
+                  "(cm.fallbacks or `dycl compile --explain` says why)", FallbackWarning, stacklevel=user_stacklevel())
 
 
 def fallback_records(module: ModuleOp) -> list[dict[str, Any]]:

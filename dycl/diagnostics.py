@@ -210,3 +210,19 @@ def capture_failing_ops() -> Iterator[None]:
     finally:
         Diagnostic.raise_exception = original  # type: ignore[method-assign]
         Operation.verify = original_verify  # type: ignore[method-assign]
+
+
+def user_stacklevel() -> int:
+    """The `stacklevel` for a `warnings.warn` made by the caller of this function that
+    points at the first frame outside dycl (the user's `dycl.compile(...)` or call line),
+    however many of dycl's own frames lie between."""
+    import os
+    import sys
+
+    here = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))  # dycl/, passes/, dialects/
+    ours = tuple(os.path.join(here, p) + os.sep for p in ("dycl", "passes", "dialects"))
+    frame, level = sys._getframe(1), 1
+    while frame is not None and frame.f_code.co_filename.startswith(ours):
+        frame, level = frame.f_back, level + 1
+    return level
+

@@ -124,6 +124,7 @@ def test_one_warning_per_compile_and_explain_lists_regions():
                       match=r"3 regions run as Python: fallbacks\.py:\d+:\d+ \(expression statement, x3\)") as w:
         cm = dycl.compile(factory(), list(inputs[0]), backend="torch")
     assert len(w) == 1
+    assert w[0].filename == __file__  # the user's dycl.compile line, not dycl's own frames
     assert cm.hcfg.counts()["python_nodes"] == 3
     assert "shape=note" in cm.hcfg.to_dot()
     manifest = json.loads((cm.path / "manifest.json").read_text())

@@ -15,7 +15,7 @@ import torch
 
 from dycl.arguments import ABSENT, Parameter, bind, describe, flatten
 from dycl.arguments import key as argument_key
-from dycl.diagnostics import DyclError, FallbackWarning, InputError
+from dycl.diagnostics import DyclError, FallbackWarning, InputError, user_stacklevel
 from dycl.pyregion import load_model, to_torch
 from dycl.runtime.live_guard import LiveModelGuard
 from dycl.runtime.artifact import check
@@ -48,7 +48,7 @@ def _eager_beyond_guards(fn: Callable[..., Any], name: str, module: Any, model: 
                 op = next(f for f in module.ops if isinstance(f, func.FuncOp) and f.sym_name.data == name)
                 graph.append((to_graph_module(op, model), torch.float64 if computes_in_double(op) else torch.float32))
                 warnings.warn(f"{str(e).split(';')[0]}: it runs as its eager torch graph at such sizes",
-                              FallbackWarning, stacklevel=2)
+                              FallbackWarning, stacklevel=user_stacklevel())
             gm, floats = graph[0]
             inputs = [torch.tensor(a, dtype=floats if isinstance(a, float) else None)
                       if isinstance(a, (bool, int, float)) else to_torch(a) for a in args]
@@ -292,7 +292,7 @@ class CompiledModel:
                 self._eager_model = root if isinstance(root, torch.nn.Module) else self._model \
                     or load_model(str(self.path), self.manifest)
                 warnings.warn(FallbackWarning(f"{self.manifest['model']}: {why} run the model as eager Python"),
-                              stacklevel=3)
+                              stacklevel=user_stacklevel())
             with torch.no_grad():
                 return self._eager_model(*inputs, **(kwargs or {})) if example is None else self._eager_model(**example)
 
