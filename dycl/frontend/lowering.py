@@ -726,9 +726,9 @@ class Lowerer(ScopeLowering, ExpressionLowering, CallLowering, LoopLowering, Reg
 
     def _torch_assert(self, value: ast.expr, scope: _Scope) -> ast.Assert | None:
         """`torch._assert(cond, message)` as the `assert` statement it wraps (an op would be dropped unused)."""
-        if not (isinstance(value, ast.Call) and isinstance(value.func, (ast.Attribute, ast.Name))
+        if not (isinstance(value, ast.Call) and _dotted_name(value.func)
                 and not any(isinstance(a, ast.Starred) for a in value.args) and all(k.arg for k in value.keywords)):
-            return None
+            return None  # (only a plain name is looked up: `a.mul_(2).add_` would run `mul_` twice)
         try:
             target = self.expr(value.func, scope)
         except FrontendError:
@@ -1146,3 +1146,11 @@ def whole_forward_module(model: nn.Module, example_inputs: Sequence[Any], model_
     if model_key is not None:
         module.attributes["dycl.model"] = StringAttr(model_key)
     return module
+
+
+def _dotted_name(e: ast.expr) -> bool:
+    """`torch._assert`, `_assert`: names and attributes of names only (evaluating them has no effect)."""
+    while isinstance(e, ast.Attribute):
+        e = e.value
+    return isinstance(e, ast.Name)
+
