@@ -307,6 +307,15 @@ class _Inferrer:
                     isinstance(op.operands[0].owner, d.CallModuleOp) and \
                     _module_none(self.get(op.operands[0]), self.get(op.operands[1])):
                 self._none_constant(op)
+            case d.CallFunctionOp() if op.target.data == "builtins.isinstance":
+                # Decided by the types found here (a tensor on every path): a constant. Else the
+                # host would see a backend's tensor, which is no torch.Tensor: run as Python.
+                if not _decided(op.result):
+                    raise PassError("isinstance() of a value whose Python type is known only at run time", op)
+                found = arith.ConstantOp(IntegerAttr(int(bool(self.call(op))), i1))
+                found.location = op.location
+                Rewriter.replace_op(op, found)
+                self.set(found.result, bool(found.value.value.data))
             case d.CallModuleOp() | d.CallFunctionOp() | d.CallMethodOp():
                 sizes = len(self.mode.shape_env.var_to_range)
                 self.set(op.result, self.call(op))
@@ -858,6 +867,10 @@ def _decided(v: SSAValue, depth: int = 0) -> bool:
         return False  # (a block argument: a loop's iteration, a branch's value)
     if isinstance(owner, d.ToBoolOp) and isinstance(owner.input.type, TensorType):
         return False  # bool() of tensor data
+    if isinstance(owner, d.CallFunctionOp) and owner.target.data == "builtins.isinstance":
+        # of a value typed here (a tensor, a host number) or a constant (None): the same on every run
+        v = owner.operands[0]
+        return isinstance(v.type, TensorType) or v.type in (i64, f64, i1) or isinstance(v.owner, d.ConstantOp)
     return all(_decided(x, depth + 1) for x in owner.operands)
 
 

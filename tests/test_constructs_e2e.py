@@ -22,7 +22,7 @@ RUN_AS_PYTHON = {"inplace_alias_in_loop", "seen_tokens_set", "next_with_default"
                                   "roll_by_computed_shift", "enumerate_zip_over_rows",
                                   "tensors_held_outside_the_model", "zips_of_selections",
                                   "expert_loop_in_config_branch", "appends_under_data_dependent_ifs",
-                                  "switch_moe_with_capacity"])
+                                  "switch_moe_with_capacity", "isinstance_checks"])
 def test_run_time_indices_and_row_loops_on_real_backends(name, backend):
     check_matches_eager(name, backend=backend)
 

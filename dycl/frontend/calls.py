@@ -778,9 +778,18 @@ class CallLowering:
             classes = _classes_of(cls)
             if isinstance(v, (StaticObject, ModuleRef)) and classes is not None:
                 return Static(isinstance(v.obj if isinstance(v, StaticObject) else v.module, classes))
+            if isinstance(v, SSAValue) and isinstance(v.owner, d.ParamOp) and classes is not None:
+                # the model's own tensor: an nn.Parameter where it is one (a buffer is not)
+                path = v.owner.path.data
+                owner, _, name = path.rpartition(".")
+                held = getattr(self.model.get_submodule(owner), name)
+                return Static(isinstance(held, classes))
             kind = _python_type_of(v)
             if kind is not None and classes is not None:
                 return Static(issubclass(kind, classes))
+            if isinstance(v, SSAValue) and isinstance(cls, GlobalRef) and isinstance(cls.obj, type):
+                # (`x = x[:2]` on one path: a tensor either way, which shape inference finds and folds)
+                return self.call_function("builtins.isinstance", [v, cls], {}, node)
             raise self.unsupported(node, "isinstance() of a value whose Python type is known only at run time")
         if statics and (obj in PURE_BUILTINS or g.qualname.startswith("math.") or obj is builtins.__import__):
             # (`__import__('logging')`: the module, whose calls are then the model's own Python)

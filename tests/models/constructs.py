@@ -1899,6 +1899,43 @@ class TorchAssertChecks(nn.Module):
         return x + 1
 
 
+class IsinstanceChecks(nn.Module):
+    """isinstance() of a value two paths join (a tensor either way, found by shape
+    inference; a tensor or None, per path), of a number, and of the model's own
+    parameter and buffer (an nn.Parameter, folded False before: a wrong answer)."""
+
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(4, 4)
+        self.register_buffer("scale", torch.full((4,), 0.5))
+
+    def forward(self, x):
+        if x.shape[0] > 2:
+            x = x[:2]
+        if isinstance(x, torch.Tensor):
+            x = x * 2
+        if isinstance(self.fc.weight, nn.Parameter):
+            x = self.fc(x)
+        if isinstance(self.scale, nn.Parameter):
+            x = x + 100
+        k = x.shape[0] if x.sum() > 0 else x.shape[1]
+        y = x.sum() if x.mean() > 0 else None
+        if isinstance(y, torch.Tensor) and isinstance(k, int):
+            return x * k + y
+        return x
+
+
+class ChainedInPlaceStatement(nn.Module):
+    """`h.mul_(2).add_(1)` as a statement: each in-place call runs once (looking the
+    callee up for `torch._assert` ran `mul_` a second time)."""
+
+    def forward(self, x):
+        h = x * 1
+        h.mul_(2).add_(1)
+        h.clamp_(min=-1).mul_(3)
+        return h
+
+
 _LARGE_TABLE = torch.linspace(-1, 1, 70_000)
 
 
@@ -1933,6 +1970,8 @@ CASES["switch_moe_with_capacity"] = (SwitchMoeWithCapacity, [  # 4, 3, 1 and 2 t
     (torch.linspace(-1, 1, 64).reshape(2, 4, 8),), *[(torch.randn(2, 4, 8, generator=torch.Generator().manual_seed(s)),)
                                                      for s in (1, 3, 0)]])
 CASES["torch_assert_checks"] = (TorchAssertChecks, sign_inputs() + [(torch.full((1, 4), -4.0),)])
+CASES["isinstance_checks"] = (IsinstanceChecks, sign_inputs() + [(torch.linspace(-1, 2, 12).reshape(3, 4),)])
+CASES["chained_in_place_statement"] = (ChainedInPlaceStatement, sign_inputs())
 CASES["enumerate_zip_over_rows"] = (EnumerateZipOverRows, [
     (torch.tensor([[1.0, 2.0, 0.5], [-1.0, 3.0, 1.0], [2.0, 5.0, -1.0], [0.5, 0.5, 0.5]]),),
     (torch.tensor([[-1.0, 2.0, 0.5], [-1.0, 3.0, 1.0], [-2.0, 5.0, -1.0], [-0.5, 0.5, 0.5]]),),
