@@ -370,6 +370,10 @@ class _Inferrer:
                 if isinstance(src, (Unknown, int, float, bool)):  # int()/float() of a host scalar
                     if t == d.ANY:
                         t = src.type if isinstance(src, Unknown) else type_of_value(src)
+                    if type(src) in (int, float, bool) and t in (i64, f64, i1) and _decided(op.input):
+                        # a number static sizes decide (`int(x.numel())`): the same on every run
+                        self.set(op.result, {i64: int, f64: float, i1: bool}[t](src))  # type: ignore[index]
+                        return
                 elif not isinstance(src, torch.Tensor) or isinstance(src.numel(), int) and src.numel() != 1:
                     # (a size only the run time knows: the host's item() checks it, as eager)
                     raise PassError("dycl.item needs a one-element tensor", op)

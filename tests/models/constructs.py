@@ -1936,6 +1936,18 @@ class ChainedInPlaceStatement(nn.Module):
         return h
 
 
+class IntOfStaticSizes(nn.Module):
+    """`int(x.numel())`, `float(x.size(1))` of sizes the shapes decide: numbers known at
+    compile time (`torch.arange(int(n))` ran as Python, its size "depending on a
+    run-time scalar"); `int()` of data stays a host read."""
+
+    def forward(self, x):
+        pos = torch.arange(int(x.numel())).reshape(x.shape) * 2
+        scale = float(x.size(1)) ** 0.5
+        k = int((x > 0).sum())
+        return x * scale + pos * k, k
+
+
 _LARGE_TABLE = torch.linspace(-1, 1, 70_000)
 
 
@@ -1972,6 +1984,7 @@ CASES["switch_moe_with_capacity"] = (SwitchMoeWithCapacity, [  # 4, 3, 1 and 2 t
 CASES["torch_assert_checks"] = (TorchAssertChecks, sign_inputs() + [(torch.full((1, 4), -4.0),)])
 CASES["isinstance_checks"] = (IsinstanceChecks, sign_inputs() + [(torch.linspace(-1, 2, 12).reshape(3, 4),)])
 CASES["chained_in_place_statement"] = (ChainedInPlaceStatement, sign_inputs())
+CASES["int_of_static_sizes"] = (IntOfStaticSizes, sign_inputs())
 CASES["enumerate_zip_over_rows"] = (EnumerateZipOverRows, [
     (torch.tensor([[1.0, 2.0, 0.5], [-1.0, 3.0, 1.0], [2.0, 5.0, -1.0], [0.5, 0.5, 0.5]]),),
     (torch.tensor([[-1.0, 2.0, 0.5], [-1.0, 3.0, 1.0], [-2.0, 5.0, -1.0], [-0.5, 0.5, 0.5]]),),
