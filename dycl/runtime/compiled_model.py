@@ -185,9 +185,28 @@ class CompiledModel:
         return self._expected
 
     def __call__(self, *inputs: Any, **kwargs: Any) -> Any:
+        if not kwargs and not self._structured and not self._dynamic and self._plain(inputs) and (
+                self._guard is None or self._guard.changed() is None):
+            # The common call: the compiled shapes, dense CPU tensors, an unchanged model (no
+            # generators, no second lookups: 3-4 us a call less on a two-sub-DNN model).
+            program = self._program or self.program
+            with self._lock:
+                return to_torch(program(*inputs))
         if kwargs or self._structured:
             return self._call_arguments(inputs, kwargs)
         return self._call_tensors(inputs)
+
+    def _plain(self, inputs: tuple[Any, ...]) -> bool:
+        """Dense tensors of exactly the compiled shapes and dtypes, where the program runs."""
+        expected = self._expected or self._signature()
+        if len(inputs) != len(expected):
+            return False
+        cuda = self._cuda
+        for x, (shape, dtype) in zip(inputs, expected):
+            if type(x) is not torch.Tensor or x.dtype != dtype or x.shape != shape or \
+                    not (x.is_cpu or cuda and x.is_cuda) or not x.is_contiguous() or x.storage_offset():
+                return False
+        return True
 
     def _call_arguments(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
         """forward's arguments as Python binds them (keywords, defaults, constants,
