@@ -14,6 +14,7 @@ from __future__ import annotations
 import contextlib
 import io
 import json
+import weakref
 from pathlib import Path
 from typing import Any
 
@@ -171,10 +172,8 @@ def _within_rounding(spec: SubgraphSpec, inputs: list[Any], want: list[Any], got
     (a convolution chain over a map holding -1e30), and eager's own answer may be
     such noise (then it is not held against the build). False where the graph
     does not run in float64."""
-    import copy
-
     try:
-        double = copy.deepcopy(spec.graph_module).double()
+        double = _in_float64(spec.graph_module)
         with torch.no_grad(), contextlib.redirect_stderr(io.StringIO()):
             exact = _leaves(double(*[x.double() if isinstance(x, torch.Tensor) and x.is_floating_point() else x
                                      for x in inputs]))
@@ -186,6 +185,19 @@ def _within_rounding(spec: SubgraphSpec, inputs: list[Any], want: list[Any], got
                for w, e in zip(want, exact)):
         return True  # eager's answer is rounding noise here: nothing to compare
     return all(_as_exact_as_eager(w, e, g) for w, e, g in zip(want, exact, got))
+
+
+_FLOAT64_GRAPHS: weakref.WeakKeyDictionary[Any, Any] = weakref.WeakKeyDictionary()
+
+
+def _in_float64(graph: Any) -> Any:
+    """A float64 copy of a sub-DNN's graph, made once (each magnitude probe of each
+    backend of the chain asks for it; a VGG block's copy is hundreds of MB)."""
+    import copy
+
+    if graph not in _FLOAT64_GRAPHS:
+        _FLOAT64_GRAPHS[graph] = copy.deepcopy(graph).double()
+    return _FLOAT64_GRAPHS[graph]
 
 
 def _as_exact_as_eager(want: Any, exact: Any, got: Any) -> bool:

@@ -726,9 +726,9 @@ class Lowerer(ScopeLowering, ExpressionLowering, CallLowering, LoopLowering, Reg
 
     def _torch_assert(self, value: ast.expr, scope: _Scope) -> ast.Assert | None:
         """`torch._assert(cond, message)` as the `assert` statement it wraps (an op would be dropped unused)."""
-        if not (isinstance(value, ast.Call) and _dotted_name(value.func)
+        if not (isinstance(value, ast.Call) and _dotted_name(value.func, "_assert")
                 and not any(isinstance(a, ast.Starred) for a in value.args) and all(k.arg for k in value.keywords)):
-            return None  # (only a plain name is looked up: `a.mul_(2).add_` would run `mul_` twice)
+            return None  # (only `..._assert` is looked up: `a.mul_(2).add_` would run `mul_` twice)
         try:
             target = self.expr(value.func, scope)
         except FrontendError:
@@ -1148,8 +1148,11 @@ def whole_forward_module(model: nn.Module, example_inputs: Sequence[Any], model_
     return module
 
 
-def _dotted_name(e: ast.expr) -> bool:
-    """`torch._assert`, `_assert`: names and attributes of names only (evaluating them has no effect)."""
+def _dotted_name(e: ast.expr, last: str) -> bool:
+    """`torch._assert`, `_assert` for `last="_assert"`: a name or attributes of names ending
+    in `last` (so that looking it up has no effect and other statements are not looked up)."""
+    if (e.attr if isinstance(e, ast.Attribute) else getattr(e, "id", None)) != last:
+        return False
     while isinstance(e, ast.Attribute):
         e = e.value
     return isinstance(e, ast.Name)
