@@ -58,3 +58,16 @@ def test_reversed_and_list_of_a_module_list():
         x = torch.randn(1, 4) * s
         got, want = cm(x), model(x)
         assert torch.allclose(got[0], want[0]) and got[1] == want[1]
+
+
+class TorchAssertWithoutMessage(torch.nn.Module):
+    def forward(self, x):
+        torch._assert(x.sum() > 0)  # eager: TypeError, a missing argument
+        return x
+
+
+def test_torch_assert_with_a_missing_argument_raises_eagers_type_error():
+    cm = dycl.compile(TorchAssertWithoutMessage(), [torch.ones(2)], backend="torch")
+    assert [f["construct"] for f in cm.fallbacks] == ["expression statement"]  # run as Python, as eager runs it
+    with pytest.raises(TypeError, match="missing 1 required positional argument: 'message'"):
+        cm(torch.ones(2))
