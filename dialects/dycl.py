@@ -1489,6 +1489,7 @@ BACKEND_ATTR = "dycl.backend"
 # On a py_region: the results code after it tests with `is None` (typed as Python objects).
 MAY_BE_NONE_ATTR = "dycl.may_be_none"
 READS_STATE_ATTR = "dycl.reads_state"  # on a py_region: it reads module state forward writes after it
+READ_OF_A_NAME = "read of a name"  # a py_region's construct: the check that a name is bound where it is read
 # On a call whose result size depends on its inputs' values (set by shape-inference).
 DATA_DEPENDENT_ATTR = "dycl.data_dependent_shape"
 # On a tensor call the host runs itself, with torch (set by cut-data-dependent-shapes).

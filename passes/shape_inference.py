@@ -45,7 +45,7 @@ from dycl.models import MODEL_ATTR, check_ir_name, model_of
 from dycl import unit_sizes
 from dycl.held_lists import HeldList, appended, element_type, holds_list, joined_result, on_lists
 from dycl.passes.peel_loops import peel, why_not_peelable
-from dycl.passes.split_paths import can_split, split_paths, split_target
+from dycl.passes.split_paths import can_split, ops_after, split_paths, split_target
 from dycl.signature import Signature
 from dycl.types import SIGNATURE_ATTR, dtype_of, signature_types, type_of_value, with_dim_names
 
@@ -520,6 +520,19 @@ class _Inferrer:
             op.detach()
             op.erase()
             return
+        if taken is not None and isinstance(taken.last_op, d.ReturnOp) and not self.loop_depth:
+            # Decided, and that branch leaves: the code after the if is dead on this path
+            # (it may not even be typable: `if y is None: return ...` then `y * k`).
+            block = op.parent
+            assert block is not None
+            dead = ops_after(op)
+            for o in list(taken.ops):
+                o.detach()
+                block.insert_op_before(o, op)
+            for o in reversed([op, *dead]):
+                o.detach()
+                o.erase(safe_erase=False)
+            raise _SplitPaths
         outs = [self.run_block(r.block, returns) for r in (op.then_region, op.else_region)]
         live = [o for o in outs if o is not None]
         for i, r in enumerate(list(op.results)):
@@ -531,7 +544,8 @@ class _Inferrer:
                     self.set(r, self._declared_list(joined, HeldList(None)))
                     continue
             target = split_target(op)
-            if len(types) > 1 and can_split(target):
+            if (len(types) > 1 or len({_structure(o[i]) for o in live}) > 1) and can_split(target):
+                # (also Python tuples whose parts differ by path: `(y, j)` or `(None, -1)`)
                 split_paths(target)
                 raise _SplitPaths
             if len(types) > 1 and all(isinstance(t, TensorType) for t in types) and \
@@ -548,9 +562,10 @@ class _Inferrer:
                     op,
                     "per-path signatures are not supported yet; make both branches produce the same shape",
                 )
-            self.set(r, live[0][i], [o[i] for o in live])
+            self.set(r, _joined_parts([o[i] for o in live]), [o[i] for o in live])
 
-    def run_loop(self, op: Operation, block: Block, inits: list[Any], returns: list[list[Attribute]]) -> None:
+    def run_loop(self, op: Operation, block: Block, inits: list[Any], returns: list[list[Attribute]],
+                 rerun: int = 0) -> None:
         saved, self.breaks = self.breaks, []
         self.loop_depth += 1
         try:
@@ -584,6 +599,21 @@ class _Inferrer:
                         "run unroll-loops first so each iteration gets its own types",
                     )
         self.breaks = saved
+        rejoined = _rejoined(carried, ends)
+        if rejoined and not widen and rerun < 4:
+            # A Python tuple whose parts change kind by iteration (`t = (None, 0)`, then
+            # `t = (x[i], i)`): the body again, on a tuple whose such parts are known at
+            # run time only (else `t[0] is None` after the loop takes the first's None).
+            inits = list(inits)
+            for i, v in rejoined.items():
+                inits[i + skip] = v
+            if isinstance(op, d.WhileOp):
+                self.loop_depth += 1
+                try:
+                    self.run_block_with_args(op.cond_region.block, inits, returns)
+                finally:
+                    self.loop_depth -= 1
+            return self.run_loop(op, block, inits, returns, rerun + 1)
         if widen:
             # Tensors that grow (`ids = torch.cat([ids, nxt], 1)`), together (an attention
             # mask grows with its ids): carried with dynamic sizes, typed again from the start.
@@ -716,6 +746,8 @@ class _Inferrer:
             fn = operator.getitem
         if isinstance(op, d.CallFunctionOp) and op.target.data == "_operator.getitem" and len(args) == 2:
             args[1] = self._integer_index(op, args[1])
+            if type(args[0]) is tuple and type(args[1]) is int and -len(args[0]) <= args[1] < len(args[0]):
+                return args[0][args[1]]  # (a part known at run time only: that part, unknown)
         if holds_list((*args, *kwargs.values())):
             return self._call_on_lists(op, fn, args, kwargs)
         if not any(_has_unknown(a) for a in (*args, *kwargs.values())):
@@ -738,6 +770,13 @@ class _Inferrer:
         if any(fn is f for f in (torch.tensor, torch.as_tensor)) and args and _has_unknown(args[0]):
             # `torch.tensor([ids[-1]])`: made from numbers only the host has, by the host
             op.attributes[d.ON_HOST_ATTR] = UnitAttr()
+        if any(u.symbol is None and u.picks is None and u.type not in _PLACEHOLDERS
+               for u in _unknowns((*args, *kwargs.values()))):
+            # (a part of a Python tuple that is None on some paths, a tensor on others)
+            if fn in (operator.is_, operator.is_not):
+                return Unknown(i1)
+            raise PassError(f"'{_op_label(op)}' of a Python object whose kind only the run time knows "
+                            "(None on some paths)", op)
         results = self._on_stand_ins(op, fn, args, kwargs)
         if isinstance(op, d.CallFunctionOp) and op.target.data == "_operator.getitem" and len(args) == 2 and \
                 isinstance(results[0], torch.Tensor):
@@ -882,6 +921,11 @@ def _typed_use(v: SSAValue, depth: int = 0) -> bool:
     """Whether compiled code (not a return, not another region) may use `v`."""
     for use in v.uses:
         user = use.operation
+        if isinstance(user, d.PyRegionOp) and user.construct.data == d.READ_OF_A_NAME and depth < 8:
+            # The host's check that a name is bound hands the value on as it is.
+            if any(_typed_use(r, depth + 1) for r in user.res):
+                return True
+            continue
         if isinstance(user, (d.ReturnOp, func.ReturnOp, d.PyRegionOp)):
             continue
         if isinstance(user, d.MakeTupleOp) and depth < 8 and not _typed_use(user.result, depth + 1):
@@ -1019,6 +1063,42 @@ def _type_of(v: Any) -> Attribute:
     if isinstance(v, HeldList):
         return d.ListType(element_type(v.element, _type_of))
     return type_of_value(v)
+
+
+def _structure(v: Any, depth: int = 0) -> Any:
+    """What code after a join may rely on in a value: its type, and of a Python
+    tuple, its length and each part's (None is a kind of its own)."""
+    if isinstance(v, tuple) and not isinstance(v, torch.Size) and depth < 8:
+        return tuple(_structure(x, depth + 1) for x in v)
+    return "None" if v is None else _type_of(v)
+
+
+def _joined_parts(values: list[Any]) -> Any:
+    """One value for paths that meet (the first path's), where each part of a
+    Python tuple that differs in kind by path is known at run time only."""
+    first = values[0]
+    if not isinstance(first, tuple) or isinstance(first, torch.Size) or hasattr(first, "_fields") or \
+            len({_structure(v) for v in values}) == 1:
+        return first
+    if not all(type(v) is tuple and len(v) == len(first) for v in values):
+        return Unknown(d.PYOBJ)
+    return tuple(_joined_parts(list(parts)) if len({_structure(p) for p in parts}) == 1 or
+                 isinstance(parts[0], tuple) else Unknown(_type_of(parts[0]) if len({_type_of(p) for p in parts}) == 1
+                                                          else d.PYOBJ)
+                 for parts in zip(*values))
+
+
+def _rejoined(carried: list[Any], ends: list[list[Any]]) -> dict[int, Any]:
+    """The carried Python tuples whose parts differ in kind between entry and the
+    ends of an iteration, each with those parts known at run time only."""
+    out: dict[int, Any] = {}
+    for i, entry in enumerate(carried):
+        parts = [entry, *(vals[i] for vals in ends if len(vals) > i)]
+        if len({_type_of(p) for p in parts}) == 1 and len({_structure(p) for p in parts}) > 1:
+            joined = _joined_parts(parts)
+            if _structure(joined) != _structure(entry):
+                out[i] = joined
+    return out
 
 
 def _abstract_scalar(v: Any) -> Any:

@@ -13,7 +13,8 @@ pytestmark = pytest.mark.slow
 RUN_AS_PYTHON = {"inplace_alias_in_loop", "seen_tokens_set", "next_with_default", "local_list_mutations",
                  "helper_fills_callers_dict", "try_index_by_data", "split_by_data_count", "loops_over_tuple_results",
                  "tuple_by_run_time_index", "rows_updated_in_place", "rows_kept_then_updated",
-                 "row_loop_name_unbound", "rows_unpacked_into_too_few_names", "large_tensor_held_outside_the_model"}
+                 "row_loop_name_unbound", "rows_unpacked_into_too_few_names", "large_tensor_held_outside_the_model",
+                 "none_in_a_loop_carried_tuple", "early_returns_from_a_row_loop", "try_region_then_compiled"}
 
 
 @pytest.mark.parametrize("backend", ["onnxruntime", "tvm"])
@@ -22,7 +23,9 @@ RUN_AS_PYTHON = {"inplace_alias_in_loop", "seen_tokens_set", "next_with_default"
                                   "roll_by_computed_shift", "enumerate_zip_over_rows",
                                   "tensors_held_outside_the_model", "zips_of_selections",
                                   "expert_loop_in_config_branch", "appends_under_data_dependent_ifs",
-                                  "switch_moe_with_capacity", "isinstance_checks"])
+                                  "switch_moe_with_capacity", "isinstance_checks", "none_carried_through_while_true",
+                                  "none_until_loop_breaks", "none_in_a_helpers_tuple",
+                                  "none_in_a_loop_carried_tuple"])
 def test_run_time_indices_and_row_loops_on_real_backends(name, backend):
     check_matches_eager(name, backend=backend)
 
@@ -71,3 +74,11 @@ def test_torch_assert_with_a_missing_argument_raises_eagers_type_error():
     assert [f["construct"] for f in cm.fallbacks] == ["expression statement"]  # run as Python, as eager runs it
     with pytest.raises(TypeError, match="missing 1 required positional argument: 'message'"):
         cm(torch.ones(2))
+
+
+def test_a_try_region_hands_on_a_name_both_of_its_paths_bind():
+    from models.constructs import TryRegionThenCompiled
+    x = torch.tensor([[0.9, 1.0], [2.0, 3.0]])
+    cm = dycl.compile(TryRegionThenCompiled(), [x], backend="torch")
+    assert [f["construct"] for f in cm.fallbacks] == ["try/except"]  # `row * 2 + 1` after it compiles
+    assert torch.equal(cm(x), TryRegionThenCompiled()(x))

@@ -525,18 +525,27 @@ class ExpressionLowering:
                 return True
             self._assumed_not_none.add(v)
             return False
+        if isinstance(owner, d.GetItemOp):  # `k, y = self.pick(x)` of `return 1, y` / `return None, None`
+            return self._item_may_be_none(owner.source, owner.index.value.data, seen)
+        if isinstance(owner, d.CallFunctionOp) and owner.target.data == "_operator.getitem" and len(owner.args) == 2:
+            # `t[0]` of a tuple some path made with None (`t = (None, 0)`, then `t = (x[i], i)`)
+            index = owner.args[1].owner
+            k = index.value.value.data if isinstance(index, arith.ConstantOp) and \
+                isinstance(index.value, IntegerAttr) else None
+            return self._item_may_be_none(owner.args[0], k, seen)
+        return any([self._may_be_none(p, seen) for p in self._sources(v)])
+
+    def _sources(self: Lowerer, v: SSAValue) -> list[SSAValue]:
+        """The values that may reach `v`: the paths joined into it, or what enters or
+        goes round the loop that carries it (`found = None; for ...: if c: found = x[:, i]`)."""
+        owner = v.owner
         loop, k = (owner, v.index) if isinstance(owner, (d.ForOp, d.WhileOp)) else (None, 0)
         if isinstance(v, BlockArgument) and isinstance(parent := v.block.parent_op(), (d.ForOp, d.WhileOp)):
             loop, k = parent, v.index - (1 if isinstance(parent, d.ForOp) else 0)
         if loop is not None and k >= 0:
-            # A loop-carried value (`found = None; for ...: if c: found = x[:, i]`): None
-            # if it enters None or an iteration or a break may leave it None.
-            passed = [loop.iter_args[k]] + [op.operands[k] for op in loop.body.walk()
-                                            if isinstance(op, (d.YieldOp, d.BreakOp)) and len(op.operands) > k]
-            return any([self._may_be_none(p, seen) for p in passed])  # (all: each region is marked)
-        if isinstance(owner, d.GetItemOp):  # `k, y = self.pick(x)` of `return 1, y` / `return None, None`
-            return self._item_may_be_none(owner.source, owner.index.value.data, seen)
-        return any([self._may_be_none(p, seen) for p in self._joins.get(v, ())])
+            return [loop.iter_args[k]] + [op.operands[k] for op in loop.body.walk()
+                                          if isinstance(op, (d.YieldOp, d.BreakOp)) and len(op.operands) > k]
+        return list(self._joins.get(v, ()))
 
     def check_loop_none_tests(self: Lowerer, loop: Operation, node: ast.AST) -> None:
         """A value an `is None` test in the body took as never None (it enters the loop
@@ -544,25 +553,41 @@ class ExpressionLowering:
         for region in loop.regions:
             for arg in region.block.args:
                 self._loop_entries.pop(arg, None)
+                items = [a for a in self._assumed_not_none if isinstance(a, tuple) and a[0] is arg]
+                self._assumed_not_none.difference_update(items)
+                if any(self._item_may_be_none(arg, k, set()) for _, k in items):
+                    raise self.unsupported(node, "an `is None` test on an item of a loop-carried tuple that "
+                                                 "becomes None in a later iteration")
                 if arg in self._assumed_not_none:
                     self._assumed_not_none.discard(arg)
                     if self._may_be_none(arg):
                         raise self.unsupported(node, "an `is None` test on a loop-carried value that becomes "
                                                      "None in a later iteration")
 
-    def _item_may_be_none(self: Lowerer, t: SSAValue, k: int, seen: set[SSAValue]) -> bool:
-        """Whether element `k` of the tuple `t` may hold None (through the joins that made `t`)."""
+    def _item_may_be_none(self: Lowerer, t: SSAValue, k: int | None, seen: set[SSAValue]) -> bool:
+        """Whether element `k` (any, for None) of the tuple `t` may hold None (through
+        the joins and loops that made `t`)."""
         owner = t.owner
         if isinstance(owner, d.MakeTupleOp):
             items = list(owner.operands)
+            if k is None:
+                return any([self._may_be_none(item, seen) for item in items])
             return -len(items) <= k < len(items) and self._may_be_none(items[k], seen)
         if isinstance(owner, d.PyRegionOp):
             _mark_may_be_none(owner, t.index)
             return True
+        if isinstance(owner, d.ConstantOp) and isinstance(owner.value, NoneAttr):
+            return False  # (indexing None raises: no item)
+        if isinstance(t, BlockArgument) and t in self._loop_entries and t.block.parent_op() is None:
+            # (its loop's body is being lowered: what enters it, checked again once it is built)
+            if self._item_may_be_none(self._loop_entries[t], k, seen):
+                return True
+            self._assumed_not_none.add((t, k))
+            return False
         if t in seen:
             return False
         seen.add(t)
-        return any([self._item_may_be_none(p, k, seen) for p in self._joins.get(t, ())])
+        return any([self._item_may_be_none(p, k, seen) for p in self._sources(t)])
 
     def _and_values(self: Lowerer, a: Value, b: Value, node: ast.AST) -> Value:
         if isinstance(a, Static) and isinstance(b, Static):

@@ -155,7 +155,8 @@ class Lowerer(ScopeLowering, ExpressionLowering, CallLowering, LoopLowering, Reg
         self._joins: dict[SSAValue, list[SSAValue]] = {}  # dycl.if result -> what each path yields
         # a rolled loop's block argument -> its initial value (while the loop op is not built yet)
         self._loop_entries: dict[SSAValue, SSAValue] = {}
-        self._assumed_not_none: set[SSAValue] = set()  # entries `is None` took as never None
+        # entries (or an item of one: (entry, index)) `is None` took as never None
+        self._assumed_not_none: set[SSAValue | tuple[SSAValue, int | None]] = set()
         self._listed: set[SSAValue] = set()  # storages of tensors appended to lists the host holds
         self.maybe_unbound: set[SSAValue] = set()  # region results a name may be unbound in (check_bound)
         # Constants of tensors held outside the model (outside_tensor), and where forward changes one.

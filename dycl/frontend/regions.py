@@ -143,14 +143,39 @@ def _may_update(stmts: list[ast.stmt], names: set[str]) -> str | None:
 
 def definitely_bound(stmts: list[ast.stmt]) -> set[str]:
     """Names every path through `stmts` that ends normally binds: targets of its own
-    top-level assignments (not those inside a branch, a loop or a handler)."""
+    top-level assignments, and those both sides of an `if` bind, or a `try` and each of
+    its handlers (a side that raises, returns or leaves the loop does not end here)."""
+    bound = _bound_on_normal_exit(stmts)
+    return set() if bound is None else bound
+
+
+def _bound_on_normal_exit(stmts: list[ast.stmt]) -> set[str] | None:
+    """As definitely_bound; None where no path through `stmts` ends normally."""
     names: set[str] = set()
     for s in stmts:
+        if isinstance(s, (ast.Return, ast.Raise, ast.Break, ast.Continue)):
+            return None
         targets = s.targets if isinstance(s, ast.Assign) else [s.target] if isinstance(
             s, (ast.AnnAssign, ast.AugAssign)) and (not isinstance(s, ast.AnnAssign) or s.value is not None) else []
         names |= {n.id for t in targets for n in ast.walk(t) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)}
         if isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
             names.add(s.name)
+        elif isinstance(s, (ast.Import, ast.ImportFrom)):
+            names |= {(a.asname or a.name).split(".")[0] for a in s.names}
+        elif isinstance(s, ast.If):
+            sides = [_bound_on_normal_exit(s.body), _bound_on_normal_exit(s.orelse)]
+            ends = [b for b in sides if b is not None]
+            if not ends:
+                return None
+            names |= set.intersection(*ends)
+        elif isinstance(s, ast.Try):
+            body = _bound_on_normal_exit(s.body + s.orelse)
+            sides = [body] + [_bound_on_normal_exit(h.body) for h in s.handlers]
+            ends = [b for b in sides if b is not None]
+            final = _bound_on_normal_exit(s.finalbody)
+            if not ends or final is None:
+                return None
+            names |= set.intersection(*ends) | final
     return names
 
 
@@ -519,7 +544,7 @@ class RegionLowering:
         code = (f"def __dycl_region(__dycl_root, {name}):\n"
                 "    __dycl_unbound = __import__('dycl.pyregion', fromlist=['UNBOUND']).UNBOUND\n"
                 f"    if {name} is __dycl_unbound:\n        del {name}\n    return ({name},)\n")
-        op = d.PyRegionOp([v], [v.type], code, globals_key(self.fn.globals), where_of(self, node), "read of a name",
+        op = d.PyRegionOp([v], [v.type], code, globals_key(self.fn.globals), where_of(self, node), d.READ_OF_A_NAME,
                           f"'{name}' is bound on some paths of the Python before it only")
         self.emit(op, node)
         checked = op.results[0]

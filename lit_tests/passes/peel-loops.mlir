@@ -74,3 +74,80 @@ func.func @over_range(%x: tensor<4xf32>, %n: i64) -> !dycl.any {
   } {dycl.peel}
   dycl.return %cost : !dycl.any
 }
+
+// `past = None; while True: ...; if s: break`: a `break` in the first iteration
+// skips the loop. The code after each `dycl.if` that may break moves into the
+// branches that go on, the copy yields whether it broke (an i1), and the loop
+// runs only where it did not (on what that iteration made).
+// CHECK-LABEL: func.func @with_break
+// CHECK:         %h, %cost = dycl.if %t -> (!dycl.any, !dycl.any) {
+// CHECK-NEXT:      %h2 = dycl.call_function "_operator.mul"(%x, %half) : (tensor<4xf32>, f64) -> !dycl.any
+// CHECK-NEXT:      %m = dycl.call_method "mean"(%h2) : (!dycl.any) -> !dycl.any
+// CHECK-NEXT:      %s = dycl.to_bool %m : !dycl.any
+// CHECK-NEXT:      %[[H:.*]], %[[C:.*]], %[[BROKE:.*]] = dycl.if %s -> (!dycl.any, !dycl.any, i1) {
+// CHECK-NEXT:        %[[T:.*]] = arith.constant true
+// CHECK-NEXT:        dycl.yield %h2, %h2, %[[T]] : !dycl.any, !dycl.any, i1
+// CHECK-NEXT:      } else {
+// CHECK-NEXT:        %[[F:.*]] = arith.constant false
+// CHECK-NEXT:        dycl.yield %h2, %h2, %[[F]] : !dycl.any, !dycl.any, i1
+// CHECK-NEXT:      }
+// CHECK-NEXT:      %[[RH:.*]], %[[RC:.*]] = dycl.if %[[BROKE]] -> (!dycl.any, !dycl.any) {
+// CHECK-NEXT:        dycl.yield %[[H]], %[[C]] : !dycl.any, !dycl.any
+// CHECK-NEXT:      } else {
+// CHECK-NEXT:        %[[LH:.*]], %[[LC:.*]] = dycl.while (%h0 = %[[H]], %c0 = %[[C]])
+// CHECK:             dycl.break %h2_1, %h2_1 : !dycl.any, !dycl.any
+// CHECK:           } {dycl.peeled = 1 : i64}
+// CHECK-NEXT:        dycl.yield %[[LH]], %[[LC]] : !dycl.any, !dycl.any
+// CHECK-NEXT:      }
+// CHECK-NEXT:      dycl.yield %[[RH]], %[[RC]] : !dycl.any, !dycl.any
+// CHECK-NEXT:    } else {
+// CHECK-NEXT:      dycl.yield %x, %none : tensor<4xf32>, !dycl.pyobj
+// CHECK-NEXT:    }
+// CHECK-NEXT:    dycl.return %h : !dycl.any
+func.func @with_break(%x: tensor<4xf32>) -> !dycl.any {
+  %none = dycl.constant none : !dycl.pyobj
+  %half = arith.constant 5.000000e-01 : f64
+  %h, %cost = dycl.while (%h0 = %x, %c0 = %none) -> (!dycl.any, !dycl.any) cond {
+    %t = arith.constant true
+    dycl.condition %t
+  } do {
+  ^bb0(%h1: !dycl.any, %c1: !dycl.any):
+    %h2 = dycl.call_function "_operator.mul"(%h1, %half) : (!dycl.any, f64) -> !dycl.any
+    %m = dycl.call_method "mean"(%h2) : (!dycl.any) -> !dycl.any
+    %s = dycl.to_bool %m : !dycl.any
+    dycl.if %s {
+      dycl.break %h2, %h2 : !dycl.any, !dycl.any
+    } else {
+      dycl.yield
+    }
+    dycl.yield %h2, %h2 : !dycl.any, !dycl.any
+  } {dycl.peel}
+  dycl.return %h : !dycl.any
+}
+
+// A `for` over constant bounds whose first iteration may break: the copy runs
+// before the loop (no `if` on the bounds), the loop behind `if broke`.
+// CHECK-LABEL: func.func @for_with_break
+// CHECK:         %[[C:.*]], %[[BROKE:.*]] = dycl.if %s -> (!dycl.any, i1) {
+// CHECK:         %[[R:.*]] = dycl.if %[[BROKE]] -> (!dycl.any) {
+// CHECK-NEXT:      dycl.yield %[[C]] : !dycl.any
+// CHECK-NEXT:    } else {
+// CHECK-NEXT:      %{{.*}} = dycl.for %{{.*}} = %{{.*}} to %three step %one iter_args(%{{.*}} = %[[C]]) -> (!dycl.any) {
+// CHECK:         dycl.return %[[R]] : !dycl.any
+func.func @for_with_break(%x: tensor<4xf32>) -> !dycl.any {
+  %zero = arith.constant 0 : i64
+  %one = arith.constant 1 : i64
+  %three = arith.constant 3 : i64
+  %r = dycl.for %i = %zero to %three step %one iter_args(%c0 = %zero) -> (!dycl.any) {
+    %m = dycl.call_method "mean"(%x) : (tensor<4xf32>) -> !dycl.any
+    %c1 = dycl.call_function "_operator.add"(%c0, %m) : (!dycl.any, !dycl.any) -> !dycl.any
+    %s = dycl.to_bool %c1 : !dycl.any
+    dycl.if %s {
+      dycl.break %c1 : !dycl.any
+    } else {
+      dycl.yield
+    }
+    dycl.yield %c1 : !dycl.any
+  } {dycl.peel}
+  dycl.return %r : !dycl.any
+}

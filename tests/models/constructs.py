@@ -1991,6 +1991,128 @@ CASES["enumerate_zip_over_rows"] = (EnumerateZipOverRows, [
     (torch.tensor([[1.0, 1.0, 0.5], [-1.0, 3.0, 1.0], [2.0, 0.5, -1.0], [0.5, 0.5, 0.5]]),)])
 
 
+
+
+class NoneCarriedThroughWhileTrue(nn.Module):
+    """`past = None` carried through `while True: ... if ...: break` (a decoder's
+    cache): the first iteration runs on its own, its `break` skipping the loop
+    (ran as Python: peeling refused loops with a break)."""
+
+    def forward(self, x):
+        past = None
+        h = x
+        steps = 0
+        while True:
+            h = torch.tanh(h * 1.5 + 0.25)
+            if past is not None:
+                h = h + 0.5 * past
+            past = h
+            steps += 1
+            if h.sum() > 2.5 or steps >= 4:
+                break
+        return h, steps
+
+
+class NoneUntilLoopBreaks(nn.Module):
+    """`prev = None` in a loop over a run-time range that breaks in its first
+    iteration or a later one, or never."""
+
+    def forward(self, x):
+        prev = None
+        for i in range(x.size(0)):
+            y = torch.tanh(x[i] * (i + 1))
+            if prev is None:
+                if y.sum() > 1:
+                    prev = y
+                    break
+            elif (y - prev).abs().sum() < 0.5:
+                break
+            else:
+                y = y + prev
+            prev = y
+        return prev
+
+
+class NoneInAHelpersTuple(nn.Module):
+    """A helper returns `(y, 1)` or `(None, 0)`, and forward tests `y is None`: the
+    tuple of the first path stood for both (`y is None` folded false; eager's
+    None path gave `None * 0`'s TypeError instead of `-x`)."""
+
+    def pick(self, x):
+        y = torch.tanh(x)
+        if y.sum() > 0:
+            return y, 1
+        return None, 0
+
+    def forward(self, x):
+        y, k = self.pick(x)
+        if y is None:
+            return -x
+        return y * k
+
+
+class NoneInALoopCarriedTuple(nn.Module):
+    """`t = (None, 0)`, then `t = (x[i], i)` in a loop: `t[0] is None` after the loop
+    was lowered as false (a tuple item's None was not followed through the loop)."""
+
+    def forward(self, x):
+        t = (None, 0)
+        for i in range(x.size(0)):
+            if x[i].sum() > 0:
+                t = (x[i], i)
+        if t[0] is None:
+            return x.sum(0) * 0 - 1
+        return t[0] * t[1]
+
+
+class EarlyReturnsFromARowLoop(nn.Module):
+    """A helper returns from inside a loop over a tensor's rows, on two nested
+    conditions, or `None, -1` after it; forward tests `y is None`."""
+
+    def pick(self, x):
+        for j in range(x.size(0)):
+            y = torch.tanh(x[j] * 2)
+            if y.sum() > 0:
+                if y.max() > 0.9:
+                    return y * 2, j
+                return y, j
+        return None, -1
+
+    def forward(self, x):
+        y, j = self.pick(x)
+        if y is None:
+            return x.sum(0), j
+        return y, j
+
+
+class TryRegionThenCompiled(nn.Module):
+    """`try: row = x[int(idx)] except IndexError: row = zeros(...)`: the try runs as
+    Python; `row` is bound on both of its paths, so `row * 2` after it compiles
+    (it ran as Python too: the region's result was typed as None)."""
+
+    def forward(self, x):
+        idx = x[0, 0].abs() * 3
+        try:
+            row = x[int(idx)]
+        except IndexError:
+            row = torch.zeros(x.size(1))
+        return row * 2 + 1
+
+
+_ROWS_3 = [(torch.full((3, 4), 1.0),), (torch.full((3, 4), -1.0),),
+           (torch.tensor([[0.1] * 4, [0.5] * 4, [1.0] * 4]),), (torch.tensor([[-1.0] * 4, [1.0] * 4, [-2.0] * 4]),),
+           (torch.tensor([[-0.1] * 4, [0.1] * 4, [1.0] * 4]),), (torch.tensor([[-0.1] * 4, [-0.3] * 4, [1.0] * 4]),)]
+CASES["none_carried_through_while_true"] = (NoneCarriedThroughWhileTrue, [  # breaks after 1, 2 and 4 iterations
+    (torch.full((1, 4), 2.0),), (torch.full((1, 4), -1.0),), (torch.full((1, 4), 0.1),),
+    (torch.tensor([[0.5, 0.2, 0.1, 0.0]]),)])
+CASES["none_until_loop_breaks"] = (NoneUntilLoopBreaks, _ROWS_3)
+CASES["none_in_a_helpers_tuple"] = (NoneInAHelpersTuple, sign_inputs()[:2] + [(torch.tensor([[0.5, -0.2, 0.1, 0.3]]),)])
+CASES["none_in_a_loop_carried_tuple"] = (NoneInALoopCarriedTuple, _ROWS_3)
+CASES["early_returns_from_a_row_loop"] = (EarlyReturnsFromARowLoop, _ROWS_3)
+CASES["try_region_then_compiled"] = (TryRegionThenCompiled, [
+    (torch.tensor([[0.2, 1.0], [2.0, 3.0]]),), (torch.tensor([[0.9, 1.0], [2.0, 3.0]]),)])
+
+
 def check_matches_eager(name: str, **compile_options) -> None:
     """Compile case `name` and compare it with eager on all its inputs (type and values)."""
     import dycl
