@@ -486,11 +486,14 @@ class ConstantOp(IRDLOperation):
     """A Python or tensor literal that is not a host scalar (those use `arith.constant`).
 
     Tensors take a dense attribute; `!dycl.pyobj` takes a string, `none`, a
-    `#dycl.global<...>` or an array of those and of integers/floats.
+    `#dycl.global<...>` or an array of those and of integers/floats. A `none`
+    marked `dycl.unset` starts a slot no path reads before it is set (the value an
+    early `return` from a loop leaves): shape-inference types it from what is stored.
 
     ```mlir
     %t = dycl.constant dense<[1.0, 2.0]> : tensor<2xf32>
     %n = dycl.constant none : !dycl.pyobj
+    %r = dycl.constant none {dycl.unset} : !dycl.pyobj
     %s = dycl.constant "bilinear" : !dycl.pyobj
     ```
     """
@@ -1489,6 +1492,10 @@ BACKEND_ATTR = "dycl.backend"
 # On a py_region: the results code after it tests with `is None` (typed as Python objects).
 MAY_BE_NONE_ATTR = "dycl.may_be_none"
 READS_STATE_ATTR = "dycl.reads_state"  # on a py_region: it reads module state forward writes after it
+# On a `dycl.constant none` a loop carries: a slot no path reads before it is set (the
+# value an early `return` in a loop leaves, read only where the return ran), so
+# shape-inference types the slot from what is stored in it.
+UNSET_ATTR = "dycl.unset"
 READ_OF_A_NAME = "read of a name"  # a py_region's construct: the check that a name is bound where it is read
 # On a call whose result size depends on its inputs' values (set by shape-inference).
 DATA_DEPENDENT_ATTR = "dycl.data_dependent_shape"

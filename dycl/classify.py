@@ -102,6 +102,14 @@ def _size_expression(op: Operation) -> bool:
     return _is_size_op(op) and _made_of_sizes(op) and _feeds_tensor_ops(op)
 
 
+def _item_of_a_host_object(source: SSAValue) -> bool:
+    """`source` is a Python object the host makes at run time (a loop's or a
+    branch's tuple), not a module's result (whose tensors a sub-DNN may take)."""
+    owner = source.owner
+    return source.type == d.PYOBJ and isinstance(owner, (d.ForOp, d.WhileOp, d.IfOp, d.PyRegionOp)) and \
+        not is_static_value(source)
+
+
 def classify(op: Operation) -> str:
     if isinstance(op, arith.ConstantOp):
         return FREE
@@ -123,6 +131,9 @@ def classify(op: Operation) -> str:
         return HOST  # `lengths = mask.sum(1).tolist()`: a Python list, read on the host
     if d.ON_HOST_ATTR in op.attributes:
         return HOST  # cut out of its sub-DNN: the host runs it with torch  # `x.shape` of a dynamic dimension: a torch.Size the host reads off the tensor
+    if isinstance(op, d.CallFunctionOp) and op.target.data == "_operator.getitem" and \
+            _item_of_a_host_object(op.operands[0]):
+        return HOST  # `ret[0]` of a tuple a host loop carried: the host hands the tensor on
     if isinstance(op, _CALLS):
         if isinstance(op, d.CallModuleOp) or any(_tensorish(v) for v in (*op.operands, op.result)):
             return TENSOR

@@ -71,6 +71,15 @@ class Unknown:
         self.picks = picks  # what it is made of each stand-in value (see _substitute)
 
 
+class _Unset:
+    """The value of a slot no path reads before it is set (`d.UNSET_ATTR`): where it
+    meets what is stored in it, that value stands for both."""
+
+    def __repr__(self) -> str:
+        return "UNSET"
+
+
+UNSET = _Unset()
 _PLACEHOLDERS = {i64: (1, 2), f64: (1.0, 2.0), i1: (True, False)}
 # Tried where an op rejects the first two (an index into a dim of size 1 or 2).
 _FURTHER_STAND_INS = {i64: (0, -1)}
@@ -536,6 +545,14 @@ class _Inferrer:
         outs = [self.run_block(r.block, returns) for r in (op.then_region, op.else_region)]
         live = [o for o in outs if o is not None]
         for i, r in enumerate(list(op.results)):
+            stored = [o[i] for o in live if o[i] is not UNSET]
+            if len(stored) < len(live):
+                # A slot set on some paths only (an early return's value): what is stored
+                # stands for it, as a Python object (None where nothing was).
+                if stored:
+                    r = Rewriter.replace_value_with_new_type(r, d.PYOBJ) if r.type == d.ANY else r
+                self.set(r, _joined_parts(stored) if stored else UNSET)
+                continue
             types = {_type_of(o[i]) for o in live}
             if len(types) > 1 and all(isinstance(t, d.ListType) for t in types):
                 # a held list appended to on one branch: one list type for both
@@ -576,8 +593,11 @@ class _Inferrer:
         ends = ([out] if out is not None else []) + self.breaks
         skip = 1 if isinstance(op, d.ForOp) else 0
         widen: dict[int, Attribute] = {}
+        unset = {i for i, a in enumerate(carried) if a is UNSET and any(vals[i] is not UNSET for vals in ends)}
         for vals in ends:
             for i, (a, b) in enumerate(zip(carried, vals)):
+                if i in unset or b is UNSET:
+                    continue  # (typed by what is stored in it, below)
                 ta, tb = _type_of(a), _type_of(b)
                 if ta != tb:
                     widened = _widened(ta, tb) or self._grown_tuple(a, b)
@@ -600,6 +620,14 @@ class _Inferrer:
                     )
         self.breaks = saved
         rejoined = _rejoined(carried, ends)
+        for i in unset:
+            # An early return's slot, None on entry: carried as a Python object that
+            # stands for what the loop stores in it.
+            rejoined[i] = _joined_parts([vals[i] for vals in ends if vals[i] is not UNSET])
+            for v in [*(region.block.args[i + skip] for region in op.regions if len(region.block.args) > i + skip),
+                      op.results[i]]:
+                if v.type == d.ANY:
+                    Rewriter.replace_value_with_new_type(v, d.PYOBJ)
         if rejoined and not widen and rerun < 4:
             # A Python tuple whose parts change kind by iteration (`t = (None, 0)`, then
             # `t = (x[i], i)`): the body again, on a tuple whose such parts are known at
@@ -691,6 +719,8 @@ class _Inferrer:
         return HeldList(self.empty(e) if isinstance(e, TensorType) else Unknown(e), v.is_tuple)
 
     def constant_value(self, op: d.ConstantOp) -> Any:
+        if d.UNSET_ATTR in op.attributes:
+            return UNSET
         v = op.value
         if isinstance(v, DenseIntOrFPElementsAttr):
             assert isinstance(v.type, TensorType)
@@ -946,7 +976,7 @@ def run_region(inferrer: _Inferrer, op: d.PyRegionOp) -> list[Any]:
         # Only returned or handed to other regions: compiled code never sees it, and
         # the region need not run at compile time.
         return [Unknown(d.PYOBJ) for _ in op.res]
-    args = [_as_python_list(inferrer.get(v)) for v in op.args]
+    args = [None if inferrer.get(v) is UNSET else _as_python_list(inferrer.get(v)) for v in op.args]
     try:
         # (a Python object only the run time has, e.g. the value a region of an earlier
         # iteration assigned, which this one overwrites: None stands in)

@@ -14,7 +14,7 @@ RUN_AS_PYTHON = {"inplace_alias_in_loop", "seen_tokens_set", "next_with_default"
                  "helper_fills_callers_dict", "try_index_by_data", "split_by_data_count", "loops_over_tuple_results",
                  "tuple_by_run_time_index", "rows_updated_in_place", "rows_kept_then_updated",
                  "row_loop_name_unbound", "rows_unpacked_into_too_few_names", "large_tensor_held_outside_the_model",
-                 "none_in_a_loop_carried_tuple", "early_returns_from_a_row_loop", "try_region_then_compiled"}
+                 "none_in_a_loop_carried_tuple", "try_region_then_compiled"}
 
 
 @pytest.mark.parametrize("backend", ["onnxruntime", "tvm"])
@@ -25,7 +25,8 @@ RUN_AS_PYTHON = {"inplace_alias_in_loop", "seen_tokens_set", "next_with_default"
                                   "expert_loop_in_config_branch", "appends_under_data_dependent_ifs",
                                   "switch_moe_with_capacity", "isinstance_checks", "none_carried_through_while_true",
                                   "none_until_loop_breaks", "none_in_a_helpers_tuple",
-                                  "none_in_a_loop_carried_tuple"])
+                                  "none_in_a_loop_carried_tuple", "early_returns_from_a_row_loop",
+                                  "return_from_a_run_time_range"])
 def test_run_time_indices_and_row_loops_on_real_backends(name, backend):
     check_matches_eager(name, backend=backend)
 

@@ -15,14 +15,15 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from torch import nn
-from xdsl.dialects.builtin import TensorType, i64
+from xdsl.dialects.builtin import NoneAttr, TensorType, UnitAttr, i64
 from xdsl.ir import Block, Operation, Region, SSAValue
 
 from dycl.diagnostics import FrontendError
 from dycl.dialects import dycl as d
 from dycl.frontend.inplace import bound_values, maybe_tensor, possible_roots
 from dycl.frontend.state import is_state_key
-from dycl.frontend.restructure import always_exits, contains_exit, guard_breaks, init_flag, loop_else_as_if, restructure, unless
+from dycl.frontend.restructure import (RETURN_SLOT, always_exits, contains_exit, guard_breaks, init_flag,
+                                      loop_else_as_if, restructure, unless)
 from dycl.frontend.values import (Closure, DictVal, ObjectRef, ObjectVal, GlobalRef, ModuleRef, PathDependent, SeqVal,
                                   Static, StaticObject, Value, copy_env, same_value)
 
@@ -484,7 +485,7 @@ class LoopLowering:
         mark = self._mark()
         body_block: Block | None = None
         try:
-            inits = [self.materialize(scope.env[n], s) for n in carried]
+            inits = [self._loop_init(n, scope, s) for n in carried]
             body_block = Block(arg_types=[i64] + _carried_types(inits))
             self._loop_entries.update(zip(body_block.args[1:], inits))
             lb, ub, st = (self._index_value(b, s) for b in bounds)
@@ -614,6 +615,15 @@ class LoopLowering:
             return int(m.group(1))
         return self.max_iterations
 
+    def _loop_init(self: Lowerer, name: str, scope: _Scope, node: ast.AST) -> SSAValue:
+        """What `name` enters a rolled loop with; an early return's slot, still None,
+        is marked as not read before it is set."""
+        v = self.materialize(scope.env[name], node)
+        owner = v.owner
+        if name.startswith(RETURN_SLOT) and isinstance(owner, d.ConstantOp) and isinstance(owner.value, NoneAttr):
+            owner.attributes[d.UNSET_ATTR] = UnitAttr()
+        return v
+
     def _rolled_while(self: Lowerer, s: ast.While, scope: _Scope) -> None:
         held = self._hold_lists(_appended_names(s.body), s.body, scope, s)
         extra: set[str] = set()
@@ -635,7 +645,7 @@ class LoopLowering:
         bound = self._loop_bound(s)
         carried = self._carried(s.body, scope, extra)
         mark = self._mark()
-        inits = [self.materialize(scope.env[n], s) for n in carried]
+        inits = [self._loop_init(n, scope, s) for n in carried]
         cond_block = Block(arg_types=_carried_types(inits))
         body_block = Block(arg_types=_carried_types(inits))
         for block in (cond_block, body_block):

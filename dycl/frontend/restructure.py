@@ -159,22 +159,28 @@ def _assign(target: str, value: ast.expr, like: ast.AST) -> ast.stmt:
     return ast.copy_location(ast.Assign(targets=[_name(target, like, True)], value=value), like)
 
 
+RETURN_SLOT = "__dycl_ret_"  # the name prefix of the value an early return from a loop leaves
+
+
 def lift_loop_returns(stmts: Sequence[ast.stmt], counter: list[int] | None = None) -> list[ast.stmt]:
-    """`return v` inside a loop becomes `ret = v; returned = True; break` (and a
+    """`return v` inside a loop becomes `ret = (v,); returned = True; break` (and a
     `break` out of each enclosing loop), followed after the outermost loop by
-    `if returned: return ret`: an early exit from a loop in terms of `break`,
-    which the loop lowering handles."""
+    `if returned: return ret[0]`: an early exit from a loop in terms of `break`,
+    which the loop lowering handles. `ret` starts as None, a value never read
+    (`UNSET_ATTR` on its constant where a loop carries it)."""
     counter = counter if counter is not None else [0]
     out: list[ast.stmt] = []
     for s in stmts:
         if isinstance(s, _LOOPS) and _returns_in(s):
             k = counter[0]
             counter[0] += 1
-            flag, ret = f"__dycl_returned_{k}", f"__dycl_ret_{k}"
+            flag, ret = f"__dycl_returned_{k}", f"{RETURN_SLOT}{k}"
             out.append(_assign(flag, ast.copy_location(ast.Constant(False), s), s))
             out.append(_assign(ret, ast.copy_location(ast.Constant(None), s), s))
             out.append(_lift_loop(s, flag, ret))
-            back = ast.copy_location(ast.Return(value=_name(ret, s)), s)
+            item = ast.copy_location(ast.Subscript(value=_name(ret, s), slice=ast.copy_location(ast.Constant(0), s),
+                                                   ctx=ast.Load()), s)
+            back = ast.copy_location(ast.Return(value=item), s)
             out.append(ast.copy_location(ast.If(test=_name(flag, s), body=[back], orelse=[]), s))
         elif isinstance(s, ast.If):
             out.append(ast.copy_location(ast.If(test=s.test, body=lift_loop_returns(s.body, counter),
@@ -195,7 +201,10 @@ def _lift_body(stmts: Sequence[ast.stmt], flag: str, ret: str) -> list[ast.stmt]
     for s in stmts:
         if isinstance(s, ast.Return):
             value = s.value if s.value is not None else ast.copy_location(ast.Constant(None), s)
-            out += [_assign(ret, value, s), _assign(flag, ast.copy_location(ast.Constant(True), s), s),
+            # (in a 1-tuple: the slot, None until a return sets it, holds a Python object
+            # on every path; its item after the loop has the returned value's own type)
+            boxed = ast.copy_location(ast.Tuple(elts=[value], ctx=ast.Load()), s)
+            out += [_assign(ret, boxed, s), _assign(flag, ast.copy_location(ast.Constant(True), s), s),
                     ast.copy_location(ast.Break(), s)]
             return out  # the rest of the block is dead
         if isinstance(s, _LOOPS) and _returns_in(s):

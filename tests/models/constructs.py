@@ -2067,7 +2067,8 @@ class NoneInALoopCarriedTuple(nn.Module):
 
 class EarlyReturnsFromARowLoop(nn.Module):
     """A helper returns from inside a loop over a tensor's rows, on two nested
-    conditions, or `None, -1` after it; forward tests `y is None`."""
+    conditions, or `None, -1` after it; forward tests `y is None` (ran as Python;
+    compiled with only the first iteration peeled, `y is None` was folded false)."""
 
     def pick(self, x):
         for j in range(x.size(0)):
@@ -2083,6 +2084,29 @@ class EarlyReturnsFromARowLoop(nn.Module):
         if y is None:
             return x.sum(0), j
         return y, j
+
+
+class ReturnFromARunTimeRange(nn.Module):
+    """Helpers that return from inside a loop over `range(x.size(0))` (a run-time
+    range): a tensor, or None when no row qualifies (ran as Python: the slot the
+    return leaves was None on entry, a tensor after)."""
+
+    def first_positive(self, x):
+        for j in range(x.size(0)):
+            if x[j].sum() > 0:
+                return x[j] * 2
+        return x[0] * 0
+
+    def find(self, x):
+        for j in range(x.size(0)):
+            if x[j].max() > 0.8:
+                return x[j]
+
+    def forward(self, x):
+        r = self.find(x)
+        if r is None:
+            r = -x.sum(0)
+        return self.first_positive(x) + 1, r
 
 
 class TryRegionThenCompiled(nn.Module):
@@ -2109,6 +2133,7 @@ CASES["none_until_loop_breaks"] = (NoneUntilLoopBreaks, _ROWS_3)
 CASES["none_in_a_helpers_tuple"] = (NoneInAHelpersTuple, sign_inputs()[:2] + [(torch.tensor([[0.5, -0.2, 0.1, 0.3]]),)])
 CASES["none_in_a_loop_carried_tuple"] = (NoneInALoopCarriedTuple, _ROWS_3)
 CASES["early_returns_from_a_row_loop"] = (EarlyReturnsFromARowLoop, _ROWS_3)
+CASES["return_from_a_run_time_range"] = (ReturnFromARunTimeRange, _ROWS_3)
 CASES["try_region_then_compiled"] = (TryRegionThenCompiled, [
     (torch.tensor([[0.2, 1.0], [2.0, 3.0]]),), (torch.tensor([[0.9, 1.0], [2.0, 3.0]]),)])
 
