@@ -82,10 +82,10 @@ def to_torch(value: Any, _seen: set[int] | None = None) -> Any:
             return value
         _seen.add(id(value))
 
-    if hasattr(value, "__dlpack_device__") and not isinstance(value, torch.Tensor):
+    if isinstance(value, (torch.Tensor, torch.Size)) or type(value).__module__ == "numpy":
+        return value  # (a numpy array the model's own Python made stays one, as in eager)
+    if hasattr(value, "__dlpack_device__"):
         return _from_dlpack(value)
-    if isinstance(value, (torch.Tensor, torch.Size)):
-        return value
     if isinstance(value, tuple):
         # One backend tensor returned twice (`return t, t`) is one torch tensor twice, as in eager.
         done: dict[int, Any] = {}

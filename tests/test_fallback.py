@@ -1011,3 +1011,25 @@ def test_a_model_from_a_module_without_a_spec_compiles(tmp_path):
         assert cm(-torch.ones(2)).tolist() == [1.0, 1.0] and model.calls == 1
     finally:
         del sys.modules["spec_less_models"]
+
+
+class NumpyBetweenRegions(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(3, 2)
+
+    def forward(self, obs):
+        a = (obs.detach().numpy() - 1.0) / 2.0
+        y = self.fc(torch.from_numpy(a).float())
+        return y, a
+
+
+def test_a_numpy_array_handed_between_regions_stays_a_numpy_array():
+    """The host handed region results on through `to_torch`, which made numpy arrays
+    (they speak DLPack) torch tensors: `torch.from_numpy(a)` in the next region raised."""
+    import numpy as np
+
+    model, x = NumpyBetweenRegions(), torch.randn(2, 3)
+    cm = dycl.compile(model, [x], backend="torch")
+    (y, a), (want_y, want_a) = cm(x), model(x)
+    assert isinstance(a, np.ndarray) and np.array_equal(a, want_a) and torch.equal(y, want_y)
