@@ -321,7 +321,7 @@ class _Inferrer:
                 # host would see a backend's tensor, which is no torch.Tensor: run as Python.
                 if not _decided(op.result):
                     raise PassError("isinstance() of a value whose Python type is known only at run time", op)
-                found = arith.ConstantOp(IntegerAttr(int(bool(self.call(op))), i1))
+                found = arith.ConstantOp(IntegerAttr(int(self._isinstance(op)), i1))
                 found.location = op.location
                 Rewriter.replace_op(op, found)
                 self.set(found.result, bool(found.value.value.data))
@@ -718,6 +718,17 @@ class _Inferrer:
         e = t.element
         return HeldList(self.empty(e) if isinstance(e, TensorType) else Unknown(e), v.is_tuple)
 
+    def _isinstance(self, op: d.CallFunctionOp) -> bool:
+        """isinstance() of a value whose type is decided: a host number answers as the
+        Python number of its type (not as the stand-ins shape inference runs on)."""
+        value, classes = (self.get(v) for v in op.operands[:2])
+        if isinstance(value, Unknown):
+            value = {i64: 0, f64: 0.0, i1: False}.get(value.type, value)
+        try:
+            return isinstance(value, classes)
+        except TypeError as e:  # (not a class: eager raises this at run time)
+            raise PassError(f"isinstance() fails: {e}", op) from None
+
     def constant_value(self, op: d.ConstantOp) -> Any:
         if d.UNSET_ATTR in op.attributes:
             return UNSET
@@ -943,6 +954,8 @@ def _decided(v: SSAValue, depth: int = 0) -> bool:
     if isinstance(owner, d.CallFunctionOp) and owner.target.data == "builtins.isinstance":
         # of a value typed here (a tensor, a host number) or a constant (None): the same on every run
         v = owner.operands[0]
+        if isinstance(v.owner, d.CallFunctionOp) and v.owner.target.data in ("_operator.pow", "builtins.pow"):
+            return False  # (`k ** k`: an int, or a float where k < 0)
         return isinstance(v.type, TensorType) or v.type in (i64, f64, i1) or isinstance(v.owner, d.ConstantOp)
     return all(_decided(x, depth + 1) for x in owner.operands)
 

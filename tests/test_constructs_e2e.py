@@ -14,7 +14,7 @@ RUN_AS_PYTHON = {"inplace_alias_in_loop", "seen_tokens_set", "next_with_default"
                  "helper_fills_callers_dict", "try_index_by_data", "split_by_data_count", "loops_over_tuple_results",
                  "tuple_by_run_time_index", "rows_updated_in_place", "rows_kept_then_updated",
                  "row_loop_name_unbound", "rows_unpacked_into_too_few_names", "large_tensor_held_outside_the_model",
-                 "none_in_a_loop_carried_tuple", "try_region_then_compiled"}
+                 "none_in_a_loop_carried_tuple", "try_region_then_compiled", "isinstance_of_host_numbers"}
 
 
 @pytest.mark.parametrize("backend", ["onnxruntime", "tvm"])

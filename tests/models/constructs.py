@@ -2109,6 +2109,20 @@ class ReturnFromARunTimeRange(nn.Module):
         return self.first_positive(x) + 1, r
 
 
+class IsinstanceOfHostNumbers(nn.Module):
+    """isinstance() of Python numbers read from data: a float answered True for every
+    class (Tensor, str, int, complex: shape inference asked its stand-ins and took a
+    pair of answers for True); `k ** k` is an int, or a float where k < 0."""
+
+    def forward(self, x, n):
+        v = x.mean().item()
+        k = int(n.sum())
+        flags = (isinstance(v, torch.Tensor), isinstance(v, str), isinstance(v, int), isinstance(v, float),
+                 isinstance(v, bool), isinstance(k, float), isinstance(k, int), isinstance(k ** k, int))
+        c = v if v > 0 else k
+        return flags, isinstance(c, float), isinstance(c, int)
+
+
 class TryRegionThenCompiled(nn.Module):
     """`try: row = x[int(idx)] except IndexError: row = zeros(...)`: the try runs as
     Python; `row` is bound on both of its paths, so `row * 2` after it compiles
@@ -2134,6 +2148,8 @@ CASES["none_in_a_helpers_tuple"] = (NoneInAHelpersTuple, sign_inputs()[:2] + [(t
 CASES["none_in_a_loop_carried_tuple"] = (NoneInALoopCarriedTuple, _ROWS_3)
 CASES["early_returns_from_a_row_loop"] = (EarlyReturnsFromARowLoop, _ROWS_3)
 CASES["return_from_a_run_time_range"] = (ReturnFromARunTimeRange, _ROWS_3)
+CASES["isinstance_of_host_numbers"] = (IsinstanceOfHostNumbers, [
+    (torch.tensor([4.0, 4.0]), torch.tensor([2])), (torch.tensor([-4.0, -4.0]), torch.tensor([-2]))])
 CASES["try_region_then_compiled"] = (TryRegionThenCompiled, [
     (torch.tensor([[0.2, 1.0], [2.0, 3.0]]),), (torch.tensor([[0.9, 1.0], [2.0, 3.0]]),)])
 
