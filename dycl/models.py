@@ -124,7 +124,7 @@ def check_ir_name(qualname: str, model_key: str | None, model: nn.Module) -> Non
     if model_key is None or model_key.startswith("live:"):
         return
     root, _, rest = qualname.partition(".")
-    if root in _IR_ROOTS or qualname.startswith("dycl.tensor_ops.") or (root == "builtins" and (rest in _IR_BUILTINS or rest.endswith(("Error", "Exception",
+    if root in _IR_ROOTS or qualname.startswith("dycl.tensor_ops.") or qualname == "dycl.pyregion.UNBOUND" or (root == "builtins" and (rest in _IR_BUILTINS or rest.endswith(("Error", "Exception",
                                                                                             "Warning")))):
         return
     own = type(model).__module__

@@ -24,6 +24,7 @@ class _Unbound:
 
 
 UNBOUND = _Unbound()
+UNBOUND_NAME = "dycl.pyregion.UNBOUND"  # its name in IR (a loop variable unbound before its loop)
 
 # Globals dicts that `sys.modules` cannot reach (code run with exec, say), by key.
 _GLOBALS: dict[str, dict[str, Any]] = {}

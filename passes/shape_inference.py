@@ -45,6 +45,7 @@ from dycl.models import MODEL_ATTR, check_ir_name, model_of
 from dycl import unit_sizes
 from dycl.held_lists import HeldList, appended, element_type, holds_list, joined_result, on_lists
 from dycl.passes.peel_loops import peel, why_not_peelable
+from dycl.pyregion import UNBOUND as UNBOUND_VALUE, UNBOUND_NAME
 from dycl.passes.split_paths import can_split, ops_after, split_paths, split_target
 from dycl.signature import Signature
 from dycl.types import SIGNATURE_ATTR, dtype_of, signature_types, type_of_value, with_dim_names
@@ -390,7 +391,7 @@ class _Inferrer:
                     t = f64 if src.dtype.is_floating_point else (i1 if src.dtype == torch.bool else i64)
                 self.set(op.result, Unknown(t))
             case arith.XOrIOp() | arith.AndIOp() | arith.OrIOp() | arith.CmpiOp() | arith.CmpfOp():
-                self.set(op.results[0], Unknown(op.results[0].type))
+                self.set(op.results[0], _host_arith(op, [self.get(v) for v in op.operands]))
             case d.IfOp():
                 self.run_if(op, returns)
             case d.ForOp():
@@ -416,6 +417,13 @@ class _Inferrer:
                 vals = self.run_block(op.body.block, returns)
                 assert vals is not None
                 self.set_results(op, vals)
+            case d.PyRegionOp() if op.construct.data == d.READ_OF_A_NAME and len(op.args) == 1 and \
+                    self.get(op.args[0]) is not UNBOUND_VALUE and _surely_bound(op.args[0], set()):
+                # The check that a name is bound, where every path reaching it binds it (a loop
+                # over a static size ran; the path where it did not went its own way): no check.
+                op.res[0].replace_all_uses_with(op.args[0])
+                op.detach()
+                op.erase()
             case d.PyRegionOp():
                 self.set_results(op, run_region(self, op))
             case d.CallSubgraphOp():
@@ -947,6 +955,8 @@ def _decided(v: SSAValue, depth: int = 0) -> bool:
     if isinstance(v.type, TensorType):
         return all(n >= 0 for n in v.type.get_shape())  # its sizes: what a number computed from it reads
     owner = v.owner
+    if isinstance(owner, d.ItemOp) and owner.input.type in (i64, f64, i1):
+        return _decided(owner.input, depth + 1)  # (item() of a host number: that number)
     if depth > 64 or not isinstance(owner, Operation) or isinstance(owner, _UNDECIDED):
         return False  # (a block argument: a loop's iteration, a branch's value)
     if isinstance(owner, d.ToBoolOp) and isinstance(owner.input.type, TensorType):
@@ -958,6 +968,65 @@ def _decided(v: SSAValue, depth: int = 0) -> bool:
             return False  # (`k ** k`: an int, or a float where k < 0)
         return isinstance(v.type, TensorType) or v.type in (i64, f64, i1) or isinstance(v.owner, d.ConstantOp)
     return all(_decided(x, depth + 1) for x in owner.operands)
+
+
+_CMPI = {0: operator.eq, 1: operator.ne, 2: operator.lt, 3: operator.le, 4: operator.gt, 5: operator.ge}
+
+
+def _host_arith(op: Operation, args: list[Any]) -> Any:
+    """An arith op on host numbers this pass knows (`0 < n` of a peeled loop over a
+    static size): its value; else known at run time only."""
+    t = op.results[0].type
+    if not all(type(a) in (int, bool) for a in args):
+        return Unknown(t)
+    a, b = args
+    if isinstance(op, arith.CmpiOp) and op.predicate.value.data in _CMPI:
+        return bool(_CMPI[op.predicate.value.data](a, b))
+    if isinstance(op, (arith.AndIOp, arith.OrIOp, arith.XOrIOp)) and t == i1:
+        fn = operator.and_ if isinstance(op, arith.AndIOp) else operator.or_ if isinstance(op, arith.OrIOp) \
+            else operator.xor
+        return bool(fn(bool(a), bool(b)))
+    return Unknown(t)
+
+
+def _surely_bound(v: SSAValue, seen: set[SSAValue]) -> bool:
+    """No path gives `v` the unbound marker: it is not made by a fallback region (whose
+    name may be unbound on some of its paths) or the marker itself, through joins and loops."""
+    if v in seen:
+        return True
+    seen.add(v)
+    owner = v.owner
+    if isinstance(owner, d.PyRegionOp):
+        return False
+    if isinstance(owner, d.ConstantOp):
+        return not (isinstance(owner.value, d.GlobalAttr) and owner.value.qualname.data == UNBOUND_NAME)
+    loop, k = (owner, v.index) if isinstance(owner, (d.ForOp, d.WhileOp)) else (None, 0)
+    if isinstance(v, BlockArgument):
+        parent = v.block.parent_op()
+        if not isinstance(parent, (d.ForOp, d.WhileOp)):
+            return isinstance(parent, func.FuncOp)  # (a function's argument)
+        loop, k = parent, v.index - (1 if isinstance(parent, d.ForOp) else 0)
+        if k < 0:
+            return True  # the induction variable
+    if loop is not None:
+        passed = [loop.iter_args[k]] + [o.operands[k] for o in loop.body.walk()
+                                        if isinstance(o, (d.YieldOp, d.BreakOp)) and len(o.operands) > k
+                                        and _loop_of(o) is loop]
+        return all(_surely_bound(p, seen) for p in passed)
+    if isinstance(owner, d.IfOp):
+        ends = [r.block.last_op for r in owner.regions]
+        return all(_surely_bound(e.operands[v.index], seen) for e in ends if isinstance(e, d.YieldOp))
+    return True
+
+
+def _loop_of(op: Operation) -> Operation | None:
+    """The loop whose iteration a `dycl.yield`/`dycl.break` ends (None for an if's yield)."""
+    parent = op.parent_op()
+    if isinstance(op, d.YieldOp):
+        return parent if isinstance(parent, (d.ForOp, d.WhileOp)) else None
+    while parent is not None and not isinstance(parent, (d.ForOp, d.WhileOp)):
+        parent = parent.parent_op()
+    return parent
 
 
 def _typed_use(v: SSAValue, depth: int = 0) -> bool:

@@ -26,7 +26,7 @@ RUN_AS_PYTHON = {"inplace_alias_in_loop", "seen_tokens_set", "next_with_default"
                                   "switch_moe_with_capacity", "isinstance_checks", "none_carried_through_while_true",
                                   "none_until_loop_breaks", "none_in_a_helpers_tuple",
                                   "none_in_a_loop_carried_tuple", "early_returns_from_a_row_loop",
-                                  "return_from_a_run_time_range"])
+                                  "return_from_a_run_time_range", "loop_variable_read_after_the_loop"])
 def test_run_time_indices_and_row_loops_on_real_backends(name, backend):
     check_matches_eager(name, backend=backend)
 
@@ -83,3 +83,14 @@ def test_a_try_region_hands_on_a_name_both_of_its_paths_bind():
     cm = dycl.compile(TryRegionThenCompiled(), [x], backend="torch")
     assert [f["construct"] for f in cm.fallbacks] == ["try/except"]  # `row * 2 + 1` after it compiles
     assert torch.equal(cm(x), TryRegionThenCompiled()(x))
+
+
+def test_a_loop_variable_read_after_a_loop_that_ran_no_iteration_raises_eagers_error():
+    from models.constructs import LoopVariableReadAfterTheLoop
+    model = LoopVariableReadAfterTheLoop()
+    cm = dycl.compile(model, [torch.tensor([1, 2, 3]), torch.tensor([1, 0, 3])], backend="torch")
+    empty = torch.zeros(0, dtype=torch.long)
+    with pytest.raises(UnboundLocalError, match="cannot access local variable 'i'"):
+        model(empty, empty)
+    with pytest.raises(UnboundLocalError, match="cannot access local variable 'i'"):
+        cm(empty, empty)

@@ -22,6 +22,7 @@ from dycl.diagnostics import FrontendError
 from dycl.dialects import dycl as d
 from dycl.frontend.inplace import bound_values, maybe_tensor, possible_roots
 from dycl.frontend.state import is_state_key
+from dycl.pyregion import UNBOUND_NAME
 from dycl.frontend.restructure import (RETURN_SLOT, always_exits, contains_exit, guard_breaks, init_flag,
                                       loop_else_as_if, restructure, unless)
 from dycl.frontend.values import (Closure, DictVal, ObjectRef, ObjectVal, GlobalRef, ModuleRef, PathDependent, SeqVal,
@@ -479,9 +480,29 @@ class LoopLowering:
                              extra: set[str], elements: SSAValue | None, rows: SSAValue | None = None,
                              bind: Any = None) -> None:
         target_names = {n.id for n in ast.walk(s.target) if isinstance(n, ast.Name)}
-        carried = self._carried(s.body, scope, extra)
         if not isinstance(s.target, ast.Name) and bind is None:
             raise NeedsStatic
+        # The loop variable read after the loop (`for i in ...: if c: break` then `i`): its
+        # last value is carried out; bound to the unbound marker before, where it was unbound
+        # (after no iteration eager raises where it is read).
+        kept = {n for n in target_names if self._read_after(s, {n})}
+        fresh = kept - set(scope.env)
+        for n in fresh:
+            scope.env[n] = self.emit(d.ConstantOp(d.GlobalAttr(UNBOUND_NAME)), s).results[0]
+            self.maybe_unbound.add(scope.env[n])
+        try:
+            self._rolled_for_target_carried(s, bounds, scope, extra | kept, elements, rows, bind, target_names)
+        except (NeedsStatic, _MoreCarried):
+            for n in fresh:
+                scope.env.pop(n, None)
+            raise
+        for n in fresh:
+            self.maybe_unbound.add(scope.env[n])  # (the loop's result: unbound after no iteration)
+
+    def _rolled_for_target_carried(self: Lowerer, s: ast.For, bounds: tuple[Value, Value, Value], scope: _Scope,
+                                   extra: set[str], elements: SSAValue | None, rows: SSAValue | None, bind: Any,
+                                   target_names: set[str]) -> None:
+        carried = self._carried(s.body, scope, extra)
         mark = self._mark()
         body_block: Block | None = None
         try:
@@ -812,8 +833,10 @@ class LoopLowering:
         from dycl.frontend.scopes import _assigned_names
 
         new = _assigned_names(s.body) - set(scope.env) - allowed
-        if not new:
-            return False
+        return bool(new) and self._read_after(s, new)
+
+    def _read_after(self: Lowerer, s: ast.For, new: set[str]) -> bool:
+        """Whether code after the loop `s` may read one of `new` (see _escaping)."""
         assert self.fn is not None and self.fn.tree is not None
         tree = self.fn.tree
         root = tree.body[0] if isinstance(tree, ast.Module) and len(tree.body) == 1 else tree  # (the def itself)

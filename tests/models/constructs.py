@@ -2123,6 +2123,27 @@ class IsinstanceOfHostNumbers(nn.Module):
         return flags, isinstance(c, float), isinstance(c, int)
 
 
+class LoopVariableReadAfterTheLoop(nn.Module):
+    """The variable of a loop over a run-time range read after it (speculative
+    decoding's accepted prefix): its last value, or the one from before the loop.
+    It ran as a region reading a name the host did not have: NameError every call."""
+
+    def forward(self, draft, target):
+        n = 0
+        for i in range(draft.size(0)):
+            if draft[i] != target[i]:
+                break
+            n = i + 1
+        last = -1
+        for last in range(draft.size(0)):
+            if draft[last] > 2:
+                break
+        total = target.sum() * 0
+        for k in range(target.size(0)):
+            total = total + target[k]
+        return n, i, last, total * k
+
+
 class TryRegionThenCompiled(nn.Module):
     """`try: row = x[int(idx)] except IndexError: row = zeros(...)`: the try runs as
     Python; `row` is bound on both of its paths, so `row * 2` after it compiles
@@ -2150,6 +2171,9 @@ CASES["early_returns_from_a_row_loop"] = (EarlyReturnsFromARowLoop, _ROWS_3)
 CASES["return_from_a_run_time_range"] = (ReturnFromARunTimeRange, _ROWS_3)
 CASES["isinstance_of_host_numbers"] = (IsinstanceOfHostNumbers, [
     (torch.tensor([4.0, 4.0]), torch.tensor([2])), (torch.tensor([-4.0, -4.0]), torch.tensor([-2]))])
+CASES["loop_variable_read_after_the_loop"] = (LoopVariableReadAfterTheLoop, [
+    (torch.tensor([1, 2, 3]), torch.tensor([0, 2, 3])), (torch.tensor([1, 2, 3]), torch.tensor([1, 2, 3])),
+    (torch.tensor([1, 2, 0]), torch.tensor([1, 2, 5])), (torch.tensor([1, 1, 1]), torch.tensor([1, 1, 0]))])
 CASES["try_region_then_compiled"] = (TryRegionThenCompiled, [
     (torch.tensor([[0.2, 1.0], [2.0, 3.0]]),), (torch.tensor([[0.9, 1.0], [2.0, 3.0]]),)])
 
