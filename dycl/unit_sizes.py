@@ -134,6 +134,10 @@ def sensitive(probe: Probe, result: Any) -> bool:
                 return True
             pairs = list(zip(g.shape, w.shape))
         else:
+            if type(g) is bool or type(w) is bool:  # (`past is None`: a truth value, no size)
+                if type(g) is not type(w) or g != w:
+                    return True
+                continue
             pairs = [(g, w)] if isinstance(g, (int, torch.SymInt)) and isinstance(w, (int, torch.SymInt)) else []
         for a, b in pairs:
             ea = sympy.sympify(sympy.sympify(a.node.expr if isinstance(a, torch.SymInt) else a).xreplace(subst))
@@ -141,7 +145,10 @@ def sensitive(probe: Probe, result: Any) -> bool:
             known = set(probe.others.values())
             if not (ea.free_symbols <= known and eb.free_symbols <= known):
                 continue  # a size the op made (nonzero's count): nothing to compare
-            if sympy.simplify(ea - eb) != 0:
+            try:
+                if sympy.simplify(ea - eb) != 0:
+                    return True
+            except TypeError:  # (a size that became a truth value, `Eq(u0, 1)` at u0 = 1: not comparable)
                 return True
     return False
 

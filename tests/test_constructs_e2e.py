@@ -26,7 +26,8 @@ RUN_AS_PYTHON = {"inplace_alias_in_loop", "seen_tokens_set", "next_with_default"
                                   "switch_moe_with_capacity", "isinstance_checks", "none_carried_through_while_true",
                                   "none_until_loop_breaks", "none_in_a_helpers_tuple",
                                   "none_in_a_loop_carried_tuple", "early_returns_from_a_row_loop",
-                                  "return_from_a_run_time_range", "loop_variable_read_after_the_loop"])
+                                  "return_from_a_run_time_range", "loop_variable_read_after_the_loop",
+                                  "cache_grown_in_a_breaking_loop"])
 def test_run_time_indices_and_row_loops_on_real_backends(name, backend):
     check_matches_eager(name, backend=backend)
 

@@ -2144,6 +2144,26 @@ class LoopVariableReadAfterTheLoop(nn.Module):
         return n, i, last, total * k
 
 
+class CacheGrownInABreakingLoop(nn.Module):
+    """`past = k if past is None else torch.cat([past, k], 0)` in a loop over a run-time
+    range that breaks (a greedy decoder's KV cache): shape inference crashed in sympy
+    ("BooleanAtom not allowed", from the `is None` test's truth value taken for a size)
+    and the whole forward ran as Python."""
+
+    def __init__(self):
+        super().__init__()
+        self.k = nn.Linear(3, 3)
+
+    def forward(self, x):
+        past = None
+        for t in range(x.size(0)):
+            k = self.k(x[t:t + 1])
+            past = k if past is None else torch.cat([past, k], 0)
+            if past.sum() > 2:
+                break
+        return past
+
+
 class TryRegionThenCompiled(nn.Module):
     """`try: row = x[int(idx)] except IndexError: row = zeros(...)`: the try runs as
     Python; `row` is bound on both of its paths, so `row * 2` after it compiles
@@ -2174,6 +2194,9 @@ CASES["isinstance_of_host_numbers"] = (IsinstanceOfHostNumbers, [
 CASES["loop_variable_read_after_the_loop"] = (LoopVariableReadAfterTheLoop, [
     (torch.tensor([1, 2, 3]), torch.tensor([0, 2, 3])), (torch.tensor([1, 2, 3]), torch.tensor([1, 2, 3])),
     (torch.tensor([1, 2, 0]), torch.tensor([1, 2, 5])), (torch.tensor([1, 1, 1]), torch.tensor([1, 1, 0]))])
+CASES["cache_grown_in_a_breaking_loop"] = (CacheGrownInABreakingLoop, [
+    (torch.full((5, 3), 3.0),), (torch.full((5, 3), -3.0),), (torch.full((5, 3), -10.0),),  # 5, 4 and 1 rows
+    (torch.linspace(-1, 2, 15).reshape(5, 3),)])
 CASES["try_region_then_compiled"] = (TryRegionThenCompiled, [
     (torch.tensor([[0.2, 1.0], [2.0, 3.0]]),), (torch.tensor([[0.9, 1.0], [2.0, 3.0]]),)])
 
