@@ -485,7 +485,7 @@ class LoopLowering:
         # The loop variable read after the loop (`for i in ...: if c: break` then `i`): its
         # last value is carried out; bound to the unbound marker before, where it was unbound
         # (after no iteration eager raises where it is read).
-        kept = {n for n in target_names if self._read_after(s, {n})}
+        kept = {n for n in target_names if self._read_after(s, {n})} if self._in_source(s) else set()
         fresh = kept - set(scope.env)
         for n in fresh:
             scope.env[n] = self.emit(d.ConstantOp(d.GlobalAttr(UNBOUND_NAME)), s).results[0]
@@ -834,6 +834,14 @@ class LoopLowering:
 
         new = _assigned_names(s.body) - set(scope.env) - allowed
         return bool(new) and self._read_after(s, new)
+
+    def _in_source(self: Lowerer, s: ast.For) -> bool:
+        """`s` is a loop statement of the function (not one made for a comprehension,
+        whose variable is its own)."""
+        assert self.fn is not None and self.fn.tree is not None
+        tree = self.fn.tree
+        root = tree.body[0] if isinstance(tree, ast.Module) and len(tree.body) == 1 else tree
+        return _path_to(root, s) is not None
 
     def _read_after(self: Lowerer, s: ast.For, new: set[str]) -> bool:
         """Whether code after the loop `s` may read one of `new` (see _escaping)."""
