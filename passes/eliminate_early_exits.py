@@ -20,7 +20,7 @@ from xdsl.passes import ModulePass
 
 from dycl.diagnostics import PassError
 from dycl.dialects import dycl as d
-from dycl.passes.split_paths import continue_in_branch, ops_after, yielded
+from dycl.passes.split_paths import continue_in_branch, ops_after, retyped_if, yielded
 
 
 def _returns_within(op: Operation) -> bool:
@@ -78,14 +78,7 @@ def eliminate_early_returns(block: Block, result_types: Sequence[Attribute]) -> 
             _erase_detached([ret])
             branch.add_op(yield_op)
         _erase_detached(tail)
-        then_region, else_region = op.then_region, op.else_region
-        merged = d.IfOp(
-            op.cond, result_types, op.detach_region(then_region), op.detach_region(else_region)
-        )
-        merged.attributes |= op.attributes
-        merged.location = op.location
-        block.insert_op_before(merged, op)
-        _erase_detached([op])
+        merged = retyped_if(op, result_types)
         ret = d.ReturnOp(*merged.output)
         ret.location = merged.location
         block.add_op(ret)

@@ -27,22 +27,31 @@ from xdsl.rewriter import Rewriter
 
 from dycl.diagnostics import PassError
 from dycl.dialects import dycl as d
-from dycl.passes.split_paths import continue_in_branch, ops_after, yielded
+from dycl.passes.split_paths import continue_in_branch, ops_after, retyped_if, yielded
 
 PEEL_ATTR = "dycl.peel"
 PEELED_ATTR = "dycl.peeled"
 
 
-def has_own_break(loop: Operation) -> bool:
-    """A `dycl.break` that leaves `loop` itself (not a loop nested in it)."""
+def _own_breaks(loop: Operation) -> list[list[Operation]]:
+    """For each `dycl.break` that leaves `loop` itself (not a loop nested in it), the
+    ops between it and the loop, innermost first."""
+    out = []
     for inner in loop.walk():
         if isinstance(inner, d.BreakOp):
+            between: list[Operation] = []
             owner = inner.parent_op()
             while owner is not None and not isinstance(owner, (d.ForOp, d.WhileOp)):
+                between.append(owner)
                 owner = owner.parent_op()
             if owner is loop:
-                return True
-    return False
+                out.append(between)
+    return out
+
+
+def has_own_break(loop: Operation) -> bool:
+    """A `dycl.break` that leaves `loop` itself (not a loop nested in it)."""
+    return bool(_own_breaks(loop))
 
 
 def constant_int(v: SSAValue) -> int | None:
@@ -70,18 +79,12 @@ def why_not_peelable(op: d.WhileOp | d.ForOp) -> str | None:
 
 
 def _why_breaks_stay(op: d.WhileOp | d.ForOp) -> str | None:
-    """Why a first iteration's `break`s cannot become a flag (on a scratch copy)."""
-    scratch = op.clone()
-    try:
-        block = Block()
-        for inner in list(scratch.body.block.ops):
-            inner.detach()
-            block.add_op(inner)
-        return _breaks_to_flag(block)
-    finally:
-        for inner in reversed(list(block.ops)):
-            block.erase_op(inner, safe_erase=False)
-        scratch.erase(safe_erase=False)
+    """Why a first iteration's `break`s cannot become a flag: one is nested in
+    another op than `dycl.if` (see _breaks_to_flag)."""
+    for between in _own_breaks(op):
+        if (other := next((o for o in between if not isinstance(o, d.IfOp)), None)) is not None:
+            return f"it breaks from inside '{other.name}'"
+    return None
 
 
 def peel(op: d.WhileOp | d.ForOp) -> None:
@@ -124,14 +127,7 @@ def _breaks_to_flag(block: Block) -> str | None:
             t.erase()
         last = op.then_region.block.last_op
         assert last is not None
-        width = len(last.operands)
-        then_region, else_region = op.then_region, op.else_region
-        then_region, else_region = op.detach_region(then_region), op.detach_region(else_region)
-        merged = d.IfOp(op.cond, [d.ANY] * (width - 1) + [i1], then_region, else_region)
-        merged.attributes |= op.attributes
-        merged.location = op.location
-        block.insert_op_before(merged, op)
-        block.erase_op(op, safe_erase=False)
+        merged = retyped_if(op, [d.ANY] * (len(last.operands) - 1) + [i1])
         block.add_op(d.YieldOp(*merged.results))
         return None
     term = block.last_op
@@ -155,15 +151,14 @@ def _first_iteration(op: d.WhileOp | d.ForOp, values: list[SSAValue]) -> tuple[B
     block = Block()
     for inner in body.ops:
         block.add_op(inner.clone(value_mapper=mapping))
-    broke = None
-    if has_own_break(op):
+    breaks = has_own_break(op)
+    if breaks:
         reason = _breaks_to_flag(block)
         assert reason is None, reason  # (why_not_peelable asked first)
     last = block.last_op
     assert isinstance(last, d.YieldOp)
     outs = list(last.operands)
-    if has_own_break(op):
-        broke = outs.pop()
+    broke = outs.pop() if breaks else None
     block.erase_op(last)
     return block, outs, broke
 

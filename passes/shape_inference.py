@@ -1194,10 +1194,14 @@ def _joined_parts(values: list[Any]) -> Any:
         return first
     if not all(type(v) is tuple and len(v) == len(first) for v in values):
         return Unknown(d.PYOBJ)
-    return tuple(_joined_parts(list(parts)) if len({_structure(p) for p in parts}) == 1 or
-                 isinstance(parts[0], tuple) else Unknown(_type_of(parts[0]) if len({_type_of(p) for p in parts}) == 1
-                                                          else d.PYOBJ)
-                 for parts in zip(*values))
+    out = []
+    for parts in zip(*values):
+        types = {_type_of(p) for p in parts}
+        if isinstance(parts[0], tuple) or len({_structure(p) for p in parts}) == 1:
+            out.append(_joined_parts(list(parts)))
+        else:
+            out.append(Unknown(types.pop() if len(types) == 1 else d.PYOBJ))
+    return tuple(out)
 
 
 def _rejoined(carried: list[Any], ends: list[list[Any]]) -> dict[int, Any]:

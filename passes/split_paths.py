@@ -17,7 +17,7 @@ from dataclasses import dataclass
 
 from xdsl.context import Context
 from xdsl.dialects.builtin import ModuleOp
-from xdsl.ir import Block, Operation, SSAValue
+from xdsl.ir import Attribute, Block, Operation, SSAValue
 from xdsl.passes import ModulePass
 
 from dycl.diagnostics import PassError
@@ -69,6 +69,20 @@ def continue_in_branch(branch: Block, if_op: d.IfOp, rest: Sequence[Operation],
     branch.erase_op(term)
     for r in rest:
         branch.add_op(r.clone(value_mapper=mapping))
+
+
+def retyped_if(op: d.IfOp, result_types: Sequence[Attribute]) -> d.IfOp:
+    """`op` replaced by an if with its condition, attributes and branches and the
+    given result types (its old results must have no uses left)."""
+    block = op.parent
+    assert block is not None
+    then_region, else_region = op.then_region, op.else_region
+    new = d.IfOp(op.cond, result_types, op.detach_region(then_region), op.detach_region(else_region))
+    new.attributes |= op.attributes
+    new.location = op.location
+    block.insert_op_before(new, op)
+    block.erase_op(op, safe_erase=False)
+    return new
 
 
 def yielded(if_op: d.IfOp, branch: Block) -> dict[SSAValue, SSAValue] | None:
