@@ -82,6 +82,20 @@ def describe(t: Attribute) -> str:
     return str(t)
 
 
+_KINDS = {"i64": "an int", "f64": "a float", "i1": "a bool", "!dycl.pyobj": "a Python object"}
+
+
+def kind_of(t: Attribute) -> str:
+    """What a value of type `t` is, in Python's words, for messages."""
+    if isinstance(t, TensorType):
+        return f"a {describe(t)} tensor"
+    if isinstance(t, TupleType):
+        return "a tuple"
+    if isinstance(t, d.ListType):
+        return "a list"
+    return _KINDS.get(str(t), str(t))
+
+
 # On @forward: the input signature (dycl/signature.py) whose named dimensions are
 # the `?` dimensions of its arguments; shape-inference gives each name one size.
 SIGNATURE_ATTR = "dycl.signature"

@@ -48,7 +48,7 @@ from dycl.passes.peel_loops import peel, why_not_peelable
 from dycl.pyregion import UNBOUND as UNBOUND_VALUE, UNBOUND_NAME
 from dycl.passes.split_paths import can_split, ops_after, split_paths, split_target
 from dycl.signature import Signature
-from dycl.types import SIGNATURE_ATTR, dtype_of, signature_types, type_of_value, with_dim_names
+from dycl.types import SIGNATURE_ATTR, dtype_of, kind_of, signature_types, type_of_value, with_dim_names
 
 
 @contextmanager
@@ -84,6 +84,8 @@ UNSET = _Unset()
 _PLACEHOLDERS = {i64: (1, 2), f64: (1.0, 2.0), i1: (True, False)}
 # Tried where an op rejects the first two (an index into a dim of size 1 or 2).
 _FURTHER_STAND_INS = {i64: (0, -1)}
+# A carried number whose Python type changes by iteration stands for itself and one of another type.
+_OTHER_NUMBER = {bool: 1.0, int: 1.0, float: 1}
 
 
 def _run_torch(op: Operation, fn: Any, args: list[Any], kwargs: dict[str, Any]) -> Any:
@@ -294,6 +296,18 @@ class _Inferrer:
                 return None
             if isinstance(op, d.RaiseOp):
                 return None  # the path ends here: what follows never runs
+            if _reads_unbound(op):
+                # A name this path never bound (a loop that ran no iteration): the read raises
+                # eager's UnboundLocalError, and what follows never runs.
+                for o in reversed([op, *ops_after(op)]):
+                    o.detach()
+                    o.erase(safe_erase=False)
+                message = d.ConstantOp(StringAttr(_unbound_message(op)))
+                ends = [message, d.RaiseOp("builtins.UnboundLocalError", [message.result]), d.ReturnOp()]
+                for o in ends:
+                    o.location = op.location
+                    block.add_op(o)
+                return None
             self.run_op(op, returns)
         return None
 
@@ -580,10 +594,18 @@ class _Inferrer:
                 # (`if c: out = torch.cat([out, row])` on a loop-carried `out`).
                 self.set(r, self.empty(joined), [o[i] for o in live])
                 continue
+            if len(types) > 1 and all(_is_number(o[i]) for o in live):
+                # A Python number whose type depends on the path (`best = -1`, later `best =
+                # x[i].item()`): a Python object standing for either, as eager has it.
+                if r.type == d.ANY:
+                    r = Rewriter.replace_value_with_new_type(r, d.PYOBJ)
+                self.set(r, _unknown_of(tuple(_stand_ins(o[i])[0] if isinstance(o[i], Unknown) else o[i]
+                                              for o in live[:2])))
+                continue
             if len(types) > 1:
                 raise PassError(
-                    f"result #{i} of dycl.if has different types on the two branches: "
-                    + ", ".join(sorted(map(str, types))),
+                    f"{_named(r, f'result #{i} of the if')} is "
+                    + " on one path and ".join(kind_of(_type_of(o[i])) for o in live[:2]) + " on the other",
                     op,
                     "per-path signatures are not supported yet; make both branches produce the same shape",
                 )
@@ -607,6 +629,12 @@ class _Inferrer:
                 if i in unset or b is UNSET:
                     continue  # (typed by what is stored in it, below)
                 ta, tb = _type_of(a), _type_of(b)
+                if ta != tb and _is_number(a) and _is_number(b) and (d.PYOBJ in (ta, tb) or why_not_peelable(op) is not None):
+                    # A number whose Python type changes by path inside the loop (else the
+                    # first iteration is peeled, below): carried as a Python object.
+                    if block.args[i + skip].type != d.PYOBJ:
+                        widen[i] = d.PYOBJ
+                    continue
                 if ta != tb:
                     widened = _widened(ta, tb) or self._grown_tuple(a, b)
                     if widened is not None and widened != block.args[i + skip].type:
@@ -622,7 +650,8 @@ class _Inferrer:
                         peel(op)
                         raise _SplitPaths
                     raise PassError(
-                        f"loop-carried value #{i} changes type from {ta} to {tb} across iterations",
+                        f"{_named(op.results[i], f'loop-carried value #{i}')} changes from {kind_of(ta)} to "
+                        f"{kind_of(tb)} across the loop's iterations",
                         op,
                         "run unroll-loops first so each iteration gets its own types",
                     )
@@ -689,6 +718,7 @@ class _Inferrer:
         return [grown(a.type, v) if isinstance(a.type, TensorType) and isinstance(v, torch.Tensor)
                 and type_of_value(v) != a.type and DYNAMIC_INDEX in a.type.get_shape() else
                 Unknown(type_of_value(v)) if type(v) in (bool, int, float) and (a.type in _PLACEHOLDERS or a.type == d.ANY) else
+                _unknown_of((v, _OTHER_NUMBER[type(v)])) if type(v) in (bool, int, float) and a.type == d.PYOBJ else
                 self._declared_list(a.type, v) for a, v in zip(args, inits)]
 
     def _grown_tuple(self, a: Any, b: Any) -> Attribute | None:
@@ -836,8 +866,10 @@ class _Inferrer:
             # (one that follows sizes alone, `x.shape[0] * 2`, keeps its size expression)
             return Unknown(_symbolic_scalar(results[0]).type)
         t0, t1 = type_of_value(results[0]), type_of_value(results[1])
+        if t0 != t1 and _is_number(results[0]) and _is_number(results[1]):
+            return _unknown_of((results[0], results[1]))  # (`best + 1` of an int or a float)
         if t0 != t1:
-            raise PassError("the result shape depends on a run-time scalar value", op)
+            raise PassError(f"the result's type depends on a run-time value ({t0} or {t1})", op)
         if not isinstance(results[0], torch.Tensor) and t0 in _PLACEHOLDERS:
             return Unknown(t0)
         if not isinstance(results[0], torch.Tensor) and not _same_object(results[0], results[1]):
@@ -989,6 +1021,33 @@ def _host_arith(op: Operation, args: list[Any]) -> Any:
     return Unknown(t)
 
 
+def _named(v: SSAValue, otherwise: str) -> str:
+    """A value as the user's code names it, for messages."""
+    name = v.name_hint or ""
+    return f"'{name}'" if name.isidentifier() and not name.startswith("__dycl") else otherwise
+
+
+def _reads_unbound(op: Operation) -> bool:
+    """`op` checks that a name is bound, of the unbound marker itself."""
+    if not (isinstance(op, d.PyRegionOp) and op.construct.data == d.READ_OF_A_NAME and len(op.args) == 1):
+        return False
+    owner = op.args[0].owner
+    return isinstance(owner, d.ConstantOp) and isinstance(owner.value, d.GlobalAttr) and \
+        owner.value.qualname.data == UNBOUND_NAME
+
+
+def _unbound_message(op: d.PyRegionOp) -> str:
+    """What eager's UnboundLocalError says where the region reads its name (this
+    Python's wording: the region's own code, run on the marker)."""
+    namespace: dict[str, Any] = {}
+    exec(compile(op.code.data, op.loc.data, "exec"), {}, namespace)  # noqa: S102 (the frontend's own code)
+    try:
+        namespace["__dycl_region"](None, UNBOUND_VALUE)
+    except UnboundLocalError as e:
+        return str(e)
+    raise PassError("the check that a name is bound did not raise on the unbound marker", op)
+
+
 def _surely_bound(v: SSAValue, seen: set[SSAValue]) -> bool:
     """No path gives `v` the unbound marker: it is not made by a fallback region (whose
     name may be unbound on some of its paths) or the marker itself, through joins and loops."""
@@ -1058,7 +1117,7 @@ def run_region(inferrer: _Inferrer, op: d.PyRegionOp) -> list[Any]:
         # Only returned or handed to other regions: compiled code never sees it, and
         # the region need not run at compile time.
         return [Unknown(d.PYOBJ) for _ in op.res]
-    args = [None if inferrer.get(v) is UNSET else _as_python_list(inferrer.get(v)) for v in op.args]
+    args = [None if inferrer.get(v) is UNSET else _as_python_list(inferrer.get(v), op) for v in op.args]
     try:
         # (a Python object only the run time has, e.g. the value a region of an earlier
         # iteration assigned, which this one overwrites: None stands in)
@@ -1079,12 +1138,15 @@ def run_region(inferrer: _Inferrer, op: d.PyRegionOp) -> list[Any]:
                         f"({type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''})", op) from None
 
 
-def _as_python_list(v: Any) -> Any:
+def _as_python_list(v: Any, region: d.PyRegionOp) -> Any:
     """A held list as a region's code receives it: a Python list (of two elements)."""
     if not isinstance(v, HeldList):
         return v
     element = v.element
     if isinstance(element, Unknown):
+        if element.picks is None and element.symbol is None and element.type not in _PLACEHOLDERS:
+            raise PassError(f"cannot infer what the fallback region at {region.loc.data} returns: it takes a list "
+                            "of Python objects whose structure only the run time knows", region)
         element = _stand_ins(element)[0]
     items = [] if element is None else [element, element]
     return tuple(items) if v.is_tuple else items
@@ -1230,6 +1292,14 @@ def _same_object(a: Any, b: Any) -> bool:
         return False
 
 
+def _is_number(v: Any) -> bool:
+    """A Python number: known, of a known type, or of a type only the run time knows."""
+    if isinstance(v, Unknown):
+        return v.type in _PLACEHOLDERS or v.type == d.PYOBJ and v.picks is not None and \
+            all(type(p) in (bool, int, float) for p in v.picks)
+    return type(v) in (bool, int, float)
+
+
 def _has_unknown(v: Any) -> bool:
     if isinstance(v, Unknown):
         return True
@@ -1334,6 +1404,10 @@ class ShapeInferencePass(ModulePass):
     An op whose result differs where a dynamic size is 1 (`x[mask].squeeze(0)`:
     torch's symbolic sizes assume it is not) splits the path on `size == 1`
     (`dycl/unit_sizes.py`): one copy sees a static 1, the other any other size.
+    A Python number whose type differs by path (`best = -1`, later a float) is
+    typed `!dycl.pyobj`, and so is arithmetic on it. Where a path reads a name it
+    never bound (a loop that ran no iteration), that read becomes a `dycl.raise` of
+    eager's UnboundLocalError and the rest of the path is dropped.
     """
 
     name = "shape-inference"

@@ -27,7 +27,8 @@ RUN_AS_PYTHON = {"inplace_alias_in_loop", "seen_tokens_set", "next_with_default"
                                   "none_until_loop_breaks", "none_in_a_helpers_tuple",
                                   "none_in_a_loop_carried_tuple", "early_returns_from_a_row_loop",
                                   "return_from_a_run_time_range", "loop_variable_read_after_the_loop",
-                                  "cache_grown_in_a_breaking_loop"])
+                                  "cache_grown_in_a_breaking_loop", "number_whose_type_depends_on_the_path",
+                                  "name_bound_only_if_the_while_runs", "reversed_run_time_ranges"])
 def test_run_time_indices_and_row_loops_on_real_backends(name, backend):
     check_matches_eager(name, backend=backend)
 

@@ -39,10 +39,6 @@ CASES = {
         "if x.sum() > 0:\n    f = self.fc\nelse:\n    f = torch.relu\nreturn f(x)",
         "'f' names different modules depending on a run-time condition",
     ),
-    "while_local_read_after": (
-        "while x.sum() > 0:  # dycl: max_iterations=3\n    y = x * 2\n    x = x - 1\nreturn y",
-        "'y' is first assigned inside the data-dependent loop at line 10 (unbound if it runs no iteration)",
-    ),
     "inplace_alias_in_while": (
         "h = x\nwhile h.sum() > -50.0:  # dycl: max_iterations=3\n    h -= torch.tanh(x) * h + 1.0\nreturn x",
         "in-place update of 'h' in a loop body while 'x' shares its storage at loop entry; write `h = h + ...`",

@@ -706,6 +706,9 @@ class CallLowering:
                 full = [Static(0), args[0], Static(1)] if len(args) == 1 else list(args) + [Static(1)] * (3 - len(args))
                 return RuntimeRange(*full)  # type: ignore[return-value]
             return Static(range(*(a.value for a in args)))  # type: ignore[union-attr]
+        if obj is reversed and len(args) == 1 and isinstance(args[0], RuntimeRange) and \
+                isinstance(args[0].step, Static) and args[0].step.value:
+            return self._reversed_range(args[0], node)
         if obj is len:
             (a,) = args
             if isinstance(a, ObjectVal):
@@ -837,6 +840,15 @@ class CallLowering:
             # float(n) of a host int is a float (7.0), int(b) of a bool an int: a conversion, not a read
             return self.call_function(f"builtins.{kind.__name__}", [v], {}, node)
         return self._item(v, node, want)
+
+    def _reversed_range(self: Lowerer, r: RuntimeRange, node: ast.AST) -> RuntimeRange:
+        """reversed(range(a, b, k)) for a compile-time k: range(last, a - k, -k), where
+        last = a + (b - a - sign(k)) // k * k (below a, so empty, when the range is)."""
+        k = r.step.value  # type: ignore[union-attr]
+        span = self._binop(ast.Sub(), self._binop(ast.Sub(), r.stop, r.start, node), Static(1 if k > 0 else -1), node)
+        last = self._binop(ast.Add(), r.start, self._binop(
+            ast.Mult(), self._binop(ast.FloorDiv(), span, Static(k), node), Static(k), node), node)
+        return RuntimeRange(last, self._binop(ast.Sub(), r.start, Static(k), node), Static(-k))
 
     def _as_sequence(self: Lowerer, v: Value, node: ast.AST) -> list[Value]:
         items = self.iter_items(v, node)

@@ -312,11 +312,16 @@ class LoopLowering:
             elif isinstance(p, RuntimeRange) or isinstance(p, Static) and isinstance(p.value, range):
                 r = p if isinstance(p, RuntimeRange) else RuntimeRange(Static(p.value.start), Static(p.value.stop),
                                                                        Static(p.value.step))
-                if not (isinstance(r.step, Static) and r.step.value == 1):
-                    raise self.unsupported(s.iter, "enumerate/zip over a run-time range with a step")
+                if not (isinstance(r.step, Static) and isinstance(r.step.value, int) and r.step.value):
+                    raise self.unsupported(s.iter, "enumerate/zip over a range whose step only the run time knows")
+                k = r.step.value
                 count = self._binop(ast.Sub(), r.stop, r.start, s.iter)
+                if k != 1:  # len(range(a, b, k)) = ceil((b - a) / k)
+                    count = self._binop(ast.FloorDiv(), self._binop(ast.Add(), count, Static(k - (1 if k > 0 else -1)),
+                                                                    s.iter), Static(k), s.iter)
                 lengths.append(self.call_function("builtins.max", [count, Static(0)], {}, s.iter))
-                readers.append(lambda i, r=r: self._binop(ast.Add(), r.start, i, s))
+                readers.append(lambda i, r=r, k=k: self._binop(
+                    ast.Add(), r.start, i if k == 1 else self._binop(ast.Mult(), i, Static(k), s), s))
             elif isinstance(p, SSAValue) and isinstance(p.type, d.ListType):
                 if any(isinstance(a, ast.Name) and a.id in _appended_names(s.body) for a in ast.walk(s.iter)):
                     raise self.unsupported(s, "appending to the list a for loop iterates over")
@@ -486,10 +491,7 @@ class LoopLowering:
         # last value is carried out; bound to the unbound marker before, where it was unbound
         # (after no iteration eager raises where it is read).
         kept = {n for n in target_names if self._read_after(s, {n})} if self._in_source(s) else set()
-        fresh = kept - set(scope.env)
-        for n in fresh:
-            scope.env[n] = self.emit(d.ConstantOp(d.GlobalAttr(UNBOUND_NAME)), s).results[0]
-            self.maybe_unbound.add(scope.env[n])
+        fresh = self._unbound_before(s, kept, scope)
         try:
             self._rolled_for_target_carried(s, bounds, scope, extra | kept, elements, rows, bind, target_names)
         except (NeedsStatic, _MoreCarried):
@@ -646,8 +648,32 @@ class LoopLowering:
         return v
 
     def _rolled_while(self: Lowerer, s: ast.While, scope: _Scope) -> None:
+        from dycl.frontend.scopes import _assigned_names
+
         held = self._hold_lists(_appended_names(s.body), s.body, scope, s)
-        extra: set[str] = set()
+        kept = self._unbound_before(s, _assigned_names(s.body), scope)
+        try:
+            self._rolled_while_kept(s, scope, held, set(kept))
+        except BaseException:
+            for n in kept:
+                scope.env.pop(n, None)
+            raise
+        for n in kept:
+            self.maybe_unbound.add(scope.env[n])  # (the loop's result: unbound after no iteration)
+
+    def _unbound_before(self: Lowerer, s: ast.For | ast.While, names: set[str], scope: _Scope) -> list[str]:
+        """Of `names`, those a loop binds first and code after it reads (`while True:
+        y = f(x); if c: break` then `y`): bound to the unbound marker before the loop
+        and carried out of it (after no iteration eager raises where one is read)."""
+        if not self._in_source(s):
+            return []
+        kept = sorted(n for n in names - set(scope.env) if self._read_after(s, {n}))
+        for n in kept:
+            scope.env[n] = self.emit(d.ConstantOp(d.GlobalAttr(UNBOUND_NAME)), s).results[0]
+            self.maybe_unbound.add(scope.env[n])
+        return kept
+
+    def _rolled_while_kept(self: Lowerer, s: ast.While, scope: _Scope, held: bool, extra: set[str]) -> None:
         while True:
             try:
                 return self._rolled_while_carrying(s, scope, extra)
@@ -835,7 +861,7 @@ class LoopLowering:
         new = _assigned_names(s.body) - set(scope.env) - allowed
         return bool(new) and self._read_after(s, new)
 
-    def _in_source(self: Lowerer, s: ast.For) -> bool:
+    def _in_source(self: Lowerer, s: ast.For | ast.While) -> bool:
         """`s` is a loop statement of the function (not one made for a comprehension,
         whose variable is its own)."""
         assert self.fn is not None and self.fn.tree is not None
@@ -843,7 +869,7 @@ class LoopLowering:
         root = tree.body[0] if isinstance(tree, ast.Module) and len(tree.body) == 1 else tree
         return _path_to(root, s) is not None
 
-    def _read_after(self: Lowerer, s: ast.For, new: set[str]) -> bool:
+    def _read_after(self: Lowerer, s: ast.For | ast.While, new: set[str]) -> bool:
         """Whether code after the loop `s` may read one of `new` (see _escaping)."""
         assert self.fn is not None and self.fn.tree is not None
         tree = self.fn.tree

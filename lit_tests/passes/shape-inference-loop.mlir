@@ -3,7 +3,7 @@
 
 // A loop-carried value whose type changes per iteration cannot be typed while
 // the loop is rolled; the diagnostic points at the loop and suggests unrolling.
-// ERR: shape-inference-loop.mlir:[[# @LINE + 13]]:3: error: loop-carried value #0 changes type from tensor<16xf32> to tensor<1x16xf32> across iterations
+// ERR: shape-inference-loop.mlir:[[# @LINE + 13]]:3: error: 'r' changes from a 16xf32 tensor to a 1x16xf32 tensor across the loop's iterations
 // ERR-NEXT: note: run unroll-loops first so each iteration gets its own types
 
 // Unrolled, each copy gets its own type.

@@ -2257,3 +2257,79 @@ class ForElseOverRunTimeRange(nn.Module):
 CASES["for_else_over_run_time_range"] = (ForElseOverRunTimeRange, sign_inputs() + [
     (torch.tensor([[0.0, 3.0, 1.0, 0.5]]),), (torch.tensor([[5.0, 0.0, 1.0, 2.0]]),),
     (torch.tensor([[0.0, 0.0, 0.0, 3.0]]),)])
+
+
+class NumberWhoseTypeDependsOnThePath(nn.Module):
+    """`best = -1`, then `best = x[i].sum().item()` in a loop (an int or a float,
+    by input): the whole forward ran as Python ("result #0 of dycl.if has different
+    types on the two branches: f64, i64"). Now a Python number the host holds."""
+
+    def forward(self, x):
+        best = -1
+        for i in range(x.size(0)):
+            if x[i].sum() > 0:
+                best = x[i].sum().item()
+        scale = 0
+        if x[0, 0] > 0:
+            scale = 0.5
+        y = x[0] * 2 if best == -1 else x[-1] - 1
+        return y, best, best + 1, scale, scale * 2
+
+
+class NameFirstBoundInWhileTrue(nn.Module):
+    """`h` first assigned inside `while True: ... break` and read after it: "'h' is
+    first assigned inside the data-dependent loop" sent the rest of forward to Python."""
+
+    def forward(self, x):
+        steps = 0
+        while True:
+            h = torch.tanh(x)
+            steps += 1
+            if h.mean() > 0.2 or steps >= 5:
+                break
+            x = x + 0.3
+        return h * 2, steps
+
+
+class NameBoundOnlyIfTheWhileRuns(nn.Module):
+    """`y` is bound only by iterations of a while loop that may run none: eager's
+    UnboundLocalError where it is read, the value otherwise."""
+
+    def forward(self, x):
+        k = 0
+        while x.sum() > 0 and k < 4:
+            y = x * 2
+            x = x - 1
+            k += 1
+        return y + 1
+
+
+class ReversedRunTimeRanges(nn.Module):
+    """reversed(range(n)) and enumerate/zip over run-time ranges with steps
+    ("unsupported value", "enumerate/zip over a run-time range with a step")."""
+
+    def forward(self, x):
+        n = int((x > 0).sum())
+        out = x[0]
+        for i in reversed(range(x.size(0))):
+            out = out * 0.5 + x[i]
+        for i in reversed(range(1, n, 2)):
+            out = out * 0.5 + x[i % 3] * i
+        for i in reversed(range(n, -2, -3)):
+            out = out - x[i % 3] * i
+        for k, i in enumerate(reversed(range(n)), 1):
+            out = out * 0.5 + x[i % 3] * k
+        for k, (i, r) in enumerate(zip(range(1, 9, 3), x)):
+            out = out + r * i * k
+        return out
+
+
+_SIGNS_3 = [(torch.full((3, 4), 1.0),), (torch.full((3, 4), -1.0),),
+            (torch.tensor([[-0.1] * 4, [0.5] * 4, [-1.0] * 4]),), (torch.tensor([[1.0] * 4, [-0.5] * 4, [1.0] * 4]),)]
+CASES["number_whose_type_depends_on_the_path"] = (NumberWhoseTypeDependsOnThePath, _SIGNS_3)
+CASES["name_first_bound_in_while_true"] = (NameFirstBoundInWhileTrue, [  # 1, 2 and 5 iterations
+    (torch.full((1, 4), 1.0),), (torch.full((1, 4), -0.1),), (torch.full((1, 4), -5.0),)])
+CASES["name_bound_only_if_the_while_runs"] = (NameBoundOnlyIfTheWhileRuns, [
+    (torch.full((1, 4), 0.1),), (torch.full((1, 4), 3.0),), (torch.full((1, 4), 0.6),), (torch.full((1, 4), -1.0),)])
+CASES["reversed_run_time_ranges"] = (ReversedRunTimeRanges, _SIGNS_3 + [
+    (torch.tensor([[1.0, 2.0, -1.0, 0.5]] * 3),), (torch.zeros(3, 4),)])
