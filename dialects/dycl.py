@@ -270,7 +270,43 @@ class _CallEffects(MemoryEffect):
             return None  # `toks.sort()` may change the list; an empty list's dtype is checked
         if name.endswith("_") and not name.endswith("__"):
             return None
+        if isinstance(op, CallFunctionOp) and _may_raise_on_data(name, op):
+            return None  # (`a = math.log(s)` unused: eager raises for s < 0, so must the host)
         return set()
+
+
+# Calls that raise on some values of host scalars: a domain error (`math.log(-1)`),
+# division by zero, an index out of range, NaN or inf to int.
+_RAISES_ON_SCALARS = frozenset({"_operator.truediv", "_operator.floordiv", "_operator.mod", "_operator.pow",
+                                "builtins.divmod", "builtins.pow", "builtins.int", "builtins.round"})
+_MATH_NEVER_RAISES = frozenset({"math.isnan", "math.isinf", "math.isfinite", "math.copysign", "math.fabs",
+                                "math.isclose"})
+
+
+def _may_raise_on_data(name: str, op: Operation) -> bool:
+    """Whether the call may raise for some values of its run-time operands (not for
+    sizes, which shape-inference checks): kept where its result is unused."""
+    if all(isinstance(v.owner, Operation) and v.owner.name in ("arith.constant", "dycl.constant") for v in op.operands):
+        return False  # (folded, or raising for every input)
+    host = [v for v in op.operands if not isinstance(v.type, TensorType)]
+    if name == "_operator.getitem":
+        return len(op.operands) == 2 and not (isinstance(op.operands[1].owner, Operation) and
+                                              op.operands[1].owner.name in ("arith.constant", "dycl.constant"))
+    if name.startswith("math."):
+        return name not in _MATH_NEVER_RAISES
+    return name in _RAISES_ON_SCALARS and len(host) == len(op.operands)
+
+
+class _ItemEffects(MemoryEffect):
+    """`int(t)` raises for NaN and inf (`n = int(x.sum())` unused still raises in eager);
+    `float(t)`, `bool(t)` and `.item()` of a float do not."""
+
+    @classmethod
+    def get_effects(cls, op: Operation) -> AbstractSet[EffectInstance] | None:
+        assert isinstance(op, ItemOp)
+        t = op.input.type
+        of_ints = t in (i64, i1) or isinstance(t, TensorType) and isinstance(t.element_type, IntegerType)
+        return None if op.result.type in (i64, ANY) and not of_ints else set()
 
 
 class _Canonicalization(HasCanonicalizationPatternsTrait):
@@ -711,7 +747,7 @@ class ItemOp(IRDLOperation):
     name = "dycl.item"
     input = operand_def()
     result = result_def()
-    traits = traits_def(Pure())
+    traits = traits_def(_ItemEffects())
 
     assembly_format = "$input attr-dict `:` type($input) `->` type($result)"
 

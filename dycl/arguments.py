@@ -28,6 +28,9 @@ ABSENT = ["absent"]
 class ArgumentError(InputError, TypeError):
     """A call Python itself would not bind (eager raises TypeError for it)."""  # a parameter not passed, whose default is an object forward reads
 
+    def __str__(self) -> str:
+        return self.message  # (eager's TypeError's words, no diagnostic prefix)
+
 
 def is_constant(v: Any) -> bool:
     return v is None or type(v) in (bool, int, float, str)
@@ -85,21 +88,51 @@ def parameters_of(model: torch.nn.Module, positional: int | None = None) -> list
     return out
 
 
-def bind(params: Sequence[Parameter], args: Sequence[Any], kwargs: Mapping[str, Any]) -> list[Any]:
+def python_message(params: Sequence[Parameter], args: Sequence[Any], kwargs: Mapping[str, Any],
+                   qualname: str) -> str | None:
+    """The TypeError message eager gives for this call (Python's own: a function of
+    the same parameters called so), or None where it binds or cannot be rebuilt."""
+    if any(p.kind == "variadic" or not p.name.isidentifier() for p in params):
+        return None
+    parts, star = ["self"], False
+    for p in params:
+        if p.kind == "keyword" and not star:
+            parts.append("*")
+            star = True
+        parts.append(f"{p.name}=None" if p.has_default else p.name)
+    namespace: dict[str, Any] = {}
+    exec(f"def forward({', '.join(parts)}): pass", {}, namespace)  # noqa: S102 (parameter names only)
+    stub = namespace["forward"]
+    try:
+        stub.__code__ = stub.__code__.replace(co_qualname=qualname)
+    except (TypeError, ValueError):  # (before Python 3.11: the name alone)
+        pass
+    try:
+        stub(None, *args, **kwargs)
+    except TypeError as e:
+        return str(e)
+    return None
+
+
+def bind(params: Sequence[Parameter], args: Sequence[Any], kwargs: Mapping[str, Any],
+         qualname: str = "forward") -> list[Any]:
     """One value per parameter (ABSENT where an object default applies), as Python
-    binds a call; trailing ABSENTs dropped. Errors read like Python's TypeError."""
+    binds a call; trailing ABSENTs dropped. Errors are Python's TypeError's, as eager
+    raises them."""
+    def error(fallback: str) -> ArgumentError:
+        return ArgumentError(python_message(params, args, kwargs, qualname) or fallback)
+
     positional = [p for p in params if p.kind in ("positional", "variadic")]
     if len(args) > len(positional):
         # (counting self, as Python's message does)
-        raise ArgumentError(f"forward() takes {len(positional) + 1} positional arguments but {len(args) + 1} "
-                            "were given")
+        raise error(f"forward() takes {len(positional) + 1} positional arguments but {len(args) + 1} were given")
     values: dict[str, Any] = {p.name: a for p, a in zip(positional, args)}
     names = {p.name for p in params}
     for k, v in kwargs.items():
         if k not in names:
-            raise ArgumentError(f"forward got an unexpected keyword argument '{k}'")
+            raise error(f"forward got an unexpected keyword argument '{k}'")
         if k in values:
-            raise ArgumentError(f"forward got multiple values for argument '{k}'")
+            raise error(f"forward got multiple values for argument '{k}'")
         values[k] = v
     out = []
     for p in params:
@@ -110,7 +143,7 @@ def bind(params: Sequence[Parameter], args: Sequence[Any], kwargs: Mapping[str, 
         elif p.has_default:
             out.append(ABSENT)
         else:
-            raise ArgumentError(f"forward missing required argument '{p.name}'")
+            raise error(f"forward missing required argument '{p.name}'")
     while out and out[-1] is ABSENT:
         out.pop()
     return out

@@ -57,6 +57,10 @@ def tensor_type_of(t: torch.Tensor) -> TensorType:
     return TensorType(element_type_of(t.dtype), [n if isinstance(n, int) else DYNAMIC_INDEX for n in t.shape])
 
 
+def fits_i64(n: int) -> bool:
+    return -(2 ** 63) <= n < 2 ** 63
+
+
 def type_of_value(v: Any) -> Attribute:
     """The IR type of a value computed at compile time (fake tensors included)."""
     if isinstance(v, torch.Tensor):
@@ -64,7 +68,7 @@ def type_of_value(v: Any) -> Attribute:
     if isinstance(v, bool):
         return i1
     if isinstance(v, int):
-        return i64
+        return i64 if fits_i64(v) else d.PYOBJ  # (Python's ints have no bound: a big one is an object)
     if isinstance(v, float):
         return f64
     if isinstance(v, tuple) and not isinstance(v, torch.Size) and v:

@@ -38,7 +38,7 @@ from dycl.diagnostics import PassError
 from dycl.dialects import dycl as d
 from dycl.frontend.values import resolve_qualname
 from dycl.passes.shape_inference import arith_constant_value, python_constant
-from dycl.types import dtype_of
+from dycl.types import dtype_of, fits_i64
 
 # Pure Python functions that may run at compile time on constant arguments.
 _FOLDABLE_MODULES = ("_operator.", "math.")
@@ -80,6 +80,8 @@ def materialize(value: Any, loc: Attribute) -> list[Operation] | None:
     if isinstance(value, bool):
         ops = [arith.ConstantOp(IntegerAttr(int(value), i1))]
     elif isinstance(value, int):
+        if not fits_i64(value):
+            return None  # (no i64 holds it: the host computes it, as a Python int)
         ops = [arith.ConstantOp(IntegerAttr(value, i64))]
     elif isinstance(value, float):
         if not math.isfinite(value):
@@ -94,7 +96,8 @@ def materialize(value: Any, loc: Attribute) -> list[Operation] | None:
     elif isinstance(value, torch.Size):
         dims = d.ConstantOp(ArrayAttr([IntegerAttr(x, i64) for x in value]))
         ops = [dims, d.CallFunctionOp("torch.Size", [dims.result], result_type=d.PYOBJ)]  # eager's type
-    elif isinstance(value, tuple) and all(isinstance(x, (int, float)) and not isinstance(x, bool) for x in value):
+    elif isinstance(value, tuple) and all(isinstance(x, float) or isinstance(x, int) and not isinstance(x, bool)
+                                          and fits_i64(x) for x in value):
         ops = [d.ConstantOp(ArrayAttr([IntegerAttr(x, i64) if isinstance(x, int) else FloatAttr(x, f64) for x in value]))]
     else:
         return None

@@ -55,12 +55,14 @@ def test_calls_bind_keywords_defaults_and_constants(heads):
 
 
 def test_calls_python_would_not_bind_raise_type_errors(heads):
-    _, cm, x, feats = heads
-    for args, kwargs, message in [((x,), {}, "missing required argument 'feats'"),
-                                  ((x, feats), {"bogus": 1}, "unexpected keyword argument 'bogus'"),
-                                  ((x, feats, 3, "sum", None, 1.0, 9), {}, "takes 7 positional arguments but 8 were given")]:
-        with pytest.raises(TypeError, match=message):
+    model, cm, x, feats = heads
+    for args, kwargs in [((x,), {}), ((x, feats), {"bogus": 1}), ((x, feats, 3, "sum", None, 1.0, 9), {}),
+                         ((x, feats), {"x": x})]:
+        with pytest.raises(TypeError) as eager:
+            model(*args, **kwargs)
+        with pytest.raises(TypeError) as compiled:
             cm(*args, **kwargs)
+        assert str(compiled.value) == str(eager.value)  # Python's own words ("takes from 2 to 7 ...")
 
 
 def test_a_loaded_artifact_names_the_constant_it_was_compiled_for(heads, tmp_path):

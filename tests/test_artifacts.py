@@ -69,7 +69,7 @@ def test_calls_by_keyword_bind_as_python_does_meta_tensors_are_input_errors(bran
     assert torch.equal(cm(x=x), cm(x))
     with pytest.raises(TypeError, match="unexpected keyword argument 'y'"):  # as eager: a TypeError
         cm(y=x)
-    with pytest.raises(dycl.InputError, match="missing required argument 'x'"):
+    with pytest.raises(dycl.InputError, match="missing 1 required positional argument: 'x'"):
         cm()
     with pytest.raises(dycl.InputError, match="got one on meta"):
         cm(torch.empty(1, 16, device="meta"))

@@ -14,7 +14,8 @@ RUN_AS_PYTHON = {"inplace_alias_in_loop", "seen_tokens_set", "next_with_default"
                  "helper_fills_callers_dict", "try_index_by_data", "split_by_data_count", "loops_over_tuple_results",
                  "tuple_by_run_time_index", "rows_updated_in_place", "rows_kept_then_updated",
                  "row_loop_name_unbound", "rows_unpacked_into_too_few_names", "large_tensor_held_outside_the_model",
-                 "none_in_a_loop_carried_tuple", "try_region_then_compiled", "isinstance_of_host_numbers"}
+                 "none_in_a_loop_carried_tuple", "try_region_then_compiled", "isinstance_of_host_numbers",
+                 "list_picked_at_run_time"}
 
 
 @pytest.mark.parametrize("backend", ["onnxruntime", "tvm"])
@@ -28,7 +29,9 @@ RUN_AS_PYTHON = {"inplace_alias_in_loop", "seen_tokens_set", "next_with_default"
                                   "none_in_a_loop_carried_tuple", "early_returns_from_a_row_loop",
                                   "return_from_a_run_time_range", "loop_variable_read_after_the_loop",
                                   "cache_grown_in_a_breaking_loop", "number_whose_type_depends_on_the_path",
-                                  "name_bound_only_if_the_while_runs", "reversed_run_time_ranges"])
+                                  "name_bound_only_if_the_while_runs", "reversed_run_time_ranges",
+                                  "unused_host_values_that_raise", "name_bound_on_one_path_only",
+                                  "list_picked_at_run_time", "ints_beyond_int64"])
 def test_run_time_indices_and_row_loops_on_real_backends(name, backend):
     check_matches_eager(name, backend=backend)
 

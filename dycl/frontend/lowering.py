@@ -59,7 +59,7 @@ from dycl.signature import Signature
 from dycl.frontend.inplace import bound_values, maybe_tensor, possible_roots, rebind
 from dycl.frontend.loops import LoopLowering, NeedsStatic, OverBudget, _Again, _Continuation, _snapshot
 from dycl.frontend.regions import RegionLowering, RegionRecord, Widen, has_loose_exit, has_return
-from dycl.types import mark_signature, signature_types, tensor_type_of
+from dycl.types import fits_i64, mark_signature, signature_types, tensor_type_of
 from dycl.frontend.values import (
     Closure,
     DictVal,
@@ -344,6 +344,10 @@ class Lowerer(ScopeLowering, ExpressionLowering, CallLowering, LoopLowering, Reg
                 return self.emit(d.ConstantOp(d.GlobalAttr(q)), node).results[0]
             if isinstance(x, bool):
                 return self.emit(arith.ConstantOp(IntegerAttr(int(x), i1)), node).results[0]
+            if isinstance(x, int) and not fits_i64(x):
+                # `2 ** 64`: no i64 holds it; the host makes it (an i64 constant wrapped around)
+                digits = self.emit(d.ConstantOp(StringAttr(str(x))), node).results[0]
+                return self.emit(d.CallFunctionOp("builtins.int", [digits], result_type=d.PYOBJ), node).results[0]
             if isinstance(x, int):
                 return self.emit(arith.ConstantOp(IntegerAttr(x, i64)), node).results[0]
             if isinstance(x, float):

@@ -228,6 +228,9 @@ def mutated_names(stmts: list[ast.stmt], env: dict[str, Value]) -> set[str]:
                 if isinstance(base, ast.Name) and (f.attr.endswith("_") or isinstance(env.get(base.id), SeqVal) or (
                         f.attr in MUTATING_METHODS and isinstance(env.get(base.id), SSAValue))):
                     out.add(base.id)  # x.add_(...), xs.append(...) (also a list made at run time)
+                elif not isinstance(base, ast.Name) and (f.attr.endswith("_") or f.attr in MUTATING_METHODS):
+                    # `(pos if c else neg).append(v)`: whichever the receiver turns out to be
+                    out.update(n for n in _aliased_names(base) if isinstance(env.get(n), (SeqVal, SSAValue)))
             for k in node.keywords:  # torch.add(y, 5, out=y); F.relu(y, inplace=True)
                 if k.arg == "out":
                     out.update(n.id for n in ast.walk(k.value) if isinstance(n, ast.Name))

@@ -18,6 +18,7 @@ from dycl.frontend.exceptions import PathEnded
 from dycl.frontend.inplace import maybe_tensor, possible_roots
 from dycl.frontend.state import is_state_key
 from dycl.nesting import allow_depth
+from dycl.pyregion import UNBOUND_NAME
 from dycl.frontend.loops import UnsafeJoin, _snapshot
 from dycl.frontend.values import (
     Closure,
@@ -158,6 +159,7 @@ class ScopeLowering:
         finally:
             self._if_depth -= 1
         live = [(b, sc) for b, sc in branches if not sc.terminated]
+        self._bind_unbound_on_other_paths(node, scope, live)
         names = sorted(
             n
             for n in set().union(*(sc.env.keys() for _, sc in live))
@@ -232,6 +234,24 @@ class ScopeLowering:
             scope.terminated = True
             scope.raised = all(sc.raised for _, sc in branches)
         return results
+
+    def _bind_unbound_on_other_paths(self: Lowerer, node: ast.AST, scope: _Scope,
+                                     live: list[tuple[Block, _Scope]]) -> None:
+        """A name an `if` binds on some of its paths only and code after it reads
+        (`if c: y = x * 2`, later `if c: return y`): bound to the unbound marker on
+        the others, so the read is eager's (the value, or UnboundLocalError)."""
+        if not isinstance(node, ast.If) or len(live) < 2:
+            return
+        some = {n for _, sc in live for n in sc.env if n not in scope.env and n.isidentifier()
+                and not n.startswith("__dycl") and not all(n in other.env for _, other in live)}
+        for n in sorted(some):
+            if not self._read_after(node, {n}):
+                continue
+            for block, sc in live:
+                if n not in sc.env:
+                    with self._in_block(block):
+                        sc.env[n] = self.emit(d.ConstantOp(d.GlobalAttr(UNBOUND_NAME)), node).results[0]
+                    self.maybe_unbound.add(sc.env[n])
 
     def _check_caller_containers(self: Lowerer, scope: _Scope, names: list[str], live: list[tuple[Block, _Scope]],
                                  node: ast.AST) -> None:

@@ -220,7 +220,7 @@ class CompiledModel:
             return self._call_variadic(params, compiled, args, kwargs)
         if self.manifest.get("var_keyword") and set(kwargs) - {p.name for p in params}:
             return self._eager(args, None, "forward takes **kwargs, and calls with keywords into it", kwargs)
-        values = bind(params, args, kwargs)
+        values = bind(params, args, kwargs, f"{self.manifest.get('model', '')}.forward".lstrip("."))
         if self.manifest.get("mutates_arguments"):
             return self._eager((), {p.name: v for p, v in zip(params, values) if v is not ABSENT},
                                f"forward changes the list argument(s) {', '.join(self.manifest['mutates_arguments'])}, "

@@ -4,6 +4,7 @@ import collections
 import contextlib
 import dataclasses
 import functools
+import math
 import operator
 
 import torch
@@ -2333,3 +2334,62 @@ CASES["name_bound_only_if_the_while_runs"] = (NameBoundOnlyIfTheWhileRuns, [
     (torch.full((1, 4), 0.1),), (torch.full((1, 4), 3.0),), (torch.full((1, 4), 0.6),), (torch.full((1, 4), -1.0),)])
 CASES["reversed_run_time_ranges"] = (ReversedRunTimeRanges, _SIGNS_3 + [
     (torch.tensor([[1.0, 2.0, -1.0, 0.5]] * 3),), (torch.zeros(3, 4),)])
+
+
+class UnusedHostValuesThatRaise(nn.Module):
+    """Host values nothing reads whose computation raises in eager for some inputs
+    (`int()` of NaN or inf, a math domain error, division by zero): dropped as dead
+    code, the compiled model returned a value where eager raises."""
+
+    def forward(self, x):
+        s = x.sum().item()
+        n = int(x[0])
+        a = math.log(s + 10)
+        r = 1 / s
+        q = 7 // int(x[1] * 2)
+        return x * 2
+
+
+class NameBoundOnOnePathOnly(nn.Module):
+    """`y` bound by one branch only, read after the join under another test: the
+    read ran as a region that was not handed `y` (NameError where eager returns y,
+    and where eager raises UnboundLocalError)."""
+
+    def forward(self, x):
+        if x.sum() > 0:
+            y = x * 2
+        if x.mean() > 0.5:
+            return y + 1
+        if x[0] > 0:
+            return y
+        return x
+
+
+class ListPickedAtRunTime(nn.Module):
+    """`(pos if c else neg).append(v)` runs as Python; the region did not hand back
+    the lists it changed, so the code after it saw both empty."""
+
+    def forward(self, x):
+        pos, neg = [], []
+        (pos if x[0] > 0 else neg).append(x[0])
+        return len(pos), len(neg), torch.stack(pos + neg)
+
+
+class IntsBeyondInt64(nn.Module):
+    """Python ints have no bound: `n - 2 ** 63`, `n * 10 ** 19` wrapped around as i64
+    constants (a silently different number)."""
+
+    def forward(self, x):
+        n = int(x.sum())
+        big = 2 ** 70 if n > 0 else 5
+        y = x * 2 if n * 10 ** 19 > 2 ** 64 else x - 1
+        return y, n - 2 ** 63, n * 10 ** 19, n + 9223372036854775808, big, (1 << 65) - n
+
+
+_PAIRS = [(torch.tensor([1.0, 2.0]),), (torch.tensor([float("nan"), 1.0]),), (torch.tensor([float("inf"), 1.0]),),
+          (torch.tensor([-20.0, 1.0]),), (torch.tensor([0.5, -0.5]),), (torch.tensor([3.0, 0.2]),)]
+CASES["unused_host_values_that_raise"] = (UnusedHostValuesThatRaise, _PAIRS)
+CASES["name_bound_on_one_path_only"] = (NameBoundOnOnePathOnly, [
+    (torch.tensor([1.0, 2.0]),), (torch.tensor([0.2, 0.1]),), (torch.tensor([1.0, -3.0]),), (torch.tensor([-1.0, -3.0]),)])
+CASES["list_picked_at_run_time"] = (ListPickedAtRunTime, [(torch.tensor([1.0]),), (torch.tensor([-1.0]),)])
+CASES["ints_beyond_int64"] = (IntsBeyondInt64, [(torch.tensor([4.0]),), (torch.tensor([-3.0]),), (torch.tensor([0.0]),)])
