@@ -103,6 +103,7 @@ def python_message(params: Sequence[Parameter], args: Sequence[Any], kwargs: Map
     namespace: dict[str, Any] = {}
     exec(f"def forward({', '.join(parts)}): pass", {}, namespace)  # noqa: S102 (parameter names only)
     stub = namespace["forward"]
+    stub.__qualname__ = qualname  # (what the message names)
     try:
         stub.__code__ = stub.__code__.replace(co_qualname=qualname)
     except (TypeError, ValueError):  # (before Python 3.11: the name alone)

@@ -81,7 +81,7 @@ def type_of_value(v: Any) -> Attribute:
 def describe(t: Attribute) -> str:
     """`1x3x32x32xf32`-style text for messages."""
     if isinstance(t, TensorType):
-        dims = "x".join(str(x) for x in t.get_shape())
+        dims = "x".join(str(x) if x >= 0 else "?" for x in t.get_shape())
         return f"{dims}x{t.element_type}" if dims else f"{t.element_type}"
     return str(t)
 

@@ -542,15 +542,17 @@ class _Inferrer:
             # fit: `cat` to an odd width, then `view(-1, 2)`), so it goes now. (Not in a
             # loop body, run once for every iteration: its numbers are the first's.)
             self.run_block(taken, returns)
-            yielded = list(taken.last_op.values)
-            for o in list(taken.ops)[:-1]:
-                o.detach()
-                Rewriter.insert_op(o, InsertPoint.before(op))
-            for r, v in zip(list(op.results), yielded):
-                r.replace_all_uses_with(v)
-            op.detach()
-            op.erase()
-            return
+            if isinstance(taken.last_op, d.YieldOp):
+                yielded = list(taken.last_op.values)
+                for o in list(taken.ops)[:-1]:
+                    o.detach()
+                    Rewriter.insert_op(o, InsertPoint.before(op))
+                for r, v in zip(list(op.results), yielded):
+                    r.replace_all_uses_with(v)
+                op.detach()
+                op.erase()
+                return
+            # (it read a name this path never bound: it ends there now, as below)
         if taken is not None and isinstance(taken.last_op, d.ReturnOp) and not self.loop_depth:
             # Decided, and that branch leaves: the code after the if is dead on this path
             # (it may not even be typable: `if y is None: return ...` then `y * k`).

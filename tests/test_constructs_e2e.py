@@ -15,7 +15,7 @@ RUN_AS_PYTHON = {"inplace_alias_in_loop", "seen_tokens_set", "next_with_default"
                  "tuple_by_run_time_index", "rows_updated_in_place", "rows_kept_then_updated",
                  "row_loop_name_unbound", "rows_unpacked_into_too_few_names", "large_tensor_held_outside_the_model",
                  "none_in_a_loop_carried_tuple", "try_region_then_compiled", "isinstance_of_host_numbers",
-                 "list_picked_at_run_time"}
+                 "list_picked_at_run_time", "aliased_lists_changed_by_a_region", "named_tuples_in_lists_to_a_region"}
 
 
 @pytest.mark.parametrize("backend", ["onnxruntime", "tvm"])
@@ -31,7 +31,9 @@ RUN_AS_PYTHON = {"inplace_alias_in_loop", "seen_tokens_set", "next_with_default"
                                   "cache_grown_in_a_breaking_loop", "number_whose_type_depends_on_the_path",
                                   "name_bound_only_if_the_while_runs", "reversed_run_time_ranges",
                                   "unused_host_values_that_raise", "name_bound_on_one_path_only",
-                                  "list_picked_at_run_time", "ints_beyond_int64"])
+                                  "list_picked_at_run_time", "ints_beyond_int64", "list_grown_while_iterated",
+                                  "aliased_lists_changed_by_a_region", "walrus_test_breaks_a_module_loop",
+                                  "named_tuples_in_lists_to_a_region"])
 def test_run_time_indices_and_row_loops_on_real_backends(name, backend):
     check_matches_eager(name, backend=backend)
 

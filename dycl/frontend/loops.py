@@ -10,6 +10,7 @@ required iteration bound.
 from __future__ import annotations
 
 import ast
+import copy
 import re
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -85,7 +86,15 @@ def _snapshot(scopes: list[_Scope]) -> Any:
     return restore
 
 
-class _Injected(ast.expr):
+class _Marker:
+    """Synthetic AST nodes hold lowering state, not source: copies of a statement
+    (`hoist_walrus` copies before it rewrites) share them."""
+
+    def __deepcopy__(self, memo: dict[int, Any]) -> Any:
+        return self
+
+
+class _Injected(_Marker, ast.expr):
     """An expression whose lowered value is already known (a loop item)."""
 
     _fields = ()
@@ -96,7 +105,7 @@ class _Injected(ast.expr):
         ast.copy_location(self, like)
 
 
-class _Continuation(ast.stmt):
+class _Continuation(_Marker, ast.stmt):
     """Stands for the statements after a loop with `break` (lowered on each path)."""
 
     _fields = ()
@@ -107,7 +116,7 @@ class _Continuation(ast.stmt):
         ast.copy_location(self, like)
 
 
-class _Again(ast.stmt):
+class _Again(_Marker, ast.stmt):
     """The next iteration of a `while` unrolled per path (lowered only where reached)."""
 
     _fields = ()
@@ -193,6 +202,8 @@ class LoopLowering:
                 self._zipped_for(s, zipped, rest, scope)
             return False
         self._rollback(mark)
+        if self._changes_its_list(s, scope):
+            return self._as_index_while(s, rest, scope)
         it = self.expr(s.iter, scope)
         if isinstance(it, SSAValue) and maybe_tensor(it):
             self._refuse_rows_updated(s, it, scope)
@@ -285,6 +296,43 @@ class LoopLowering:
     def _all_static(self: Lowerer, tree: _Zipped, node: ast.AST) -> bool:
         return all(self._all_static(p, node) if isinstance(p, _Zipped) else
                    not isinstance(p, RuntimeRange) and self.iter_items(p, node) is not None for p in tree.parts)
+
+    def _changes_its_list(self: Lowerer, s: ast.For, scope: _Scope) -> bool:
+        """`for item in items:` whose body changes `items` (appends, pops) without
+        binding the name again: Python's iterator sees the change."""
+        from dycl.frontend.regions import mutated_names
+        from dycl.frontend.scopes import _assigned_names
+
+        if not isinstance(s.iter, ast.Name):
+            return False
+        v = scope.env.get(s.iter.id)
+        return isinstance(v, SeqVal) and v.is_list and not isinstance(v, DictVal) and \
+            s.iter.id in mutated_names(s.body, scope.env) and s.iter.id not in _assigned_names(s.body)
+
+    def _as_index_while(self: Lowerer, s: ast.For, rest: list[ast.stmt], scope: _Scope) -> bool:
+        """The loop as Python's list iterator runs it: `i = 0; while i < len(items):
+        item = items[i]; i += 1; <body>`, its length read again each iteration."""
+        index = f"__dycl_index_{s.lineno}_{s.col_offset}"
+        assert isinstance(s.iter, ast.Name)
+        items = s.iter.id
+
+        def name(n: str, ctx: ast.expr_context) -> ast.Name:
+            return ast.Name(id=n, ctx=ctx)
+        start = ast.Assign(targets=[name(index, ast.Store())], value=ast.Constant(0))
+        loop = ast.While(
+            test=ast.Compare(left=name(index, ast.Load()), ops=[ast.Lt()],
+                             comparators=[ast.Call(func=name("len", ast.Load()), args=[name(items, ast.Load())],
+                                                   keywords=[])]),
+            body=[ast.Assign(targets=[copy.deepcopy(s.target)],
+                             value=ast.Subscript(value=name(items, ast.Load()), slice=name(index, ast.Load()),
+                                                 ctx=ast.Load())),
+                  ast.AugAssign(target=name(index, ast.Store()), op=ast.Add(), value=ast.Constant(1)), *s.body],
+            orelse=s.orelse)
+        for node in (start, loop):
+            ast.copy_location(node, s)
+            ast.fix_missing_locations(node)
+        self._lower_body([start], scope)
+        return self.lower_while(loop, rest, scope)
 
     def _zipped_for(self: Lowerer, s: ast.For, tree: _Zipped, rest: list[ast.stmt], scope: _Scope) -> None:
         """`for i, r in enumerate(t)` / `for a, b in zip(x, y)` over run-time iterables:
@@ -563,7 +611,14 @@ class LoopLowering:
     def lower_while(self: Lowerer, s: ast.While, rest: list[ast.stmt], scope: _Scope) -> bool:
         """Lower `s`; returns True if it also consumed `rest` (unrolled per path)."""
         if s.orelse and contains_exit(s.body, (ast.Break,)):
-            raise self.unsupported(s, "while ... else with break")
+            # Its else block as an `if` on a flag the breaks clear.
+            first, loop, then = loop_else_as_if(s)
+            self._lower_body([first], scope)
+            assert isinstance(loop, ast.While)
+            if self.lower_while(loop, [then, *rest], scope):
+                return True
+            self._lower_body([then], scope)
+            return False
         restore, mark = _snapshot([scope, *self._caller_scopes]), self._mark()
         try:
             self._lower_while(s, scope)
@@ -665,8 +720,8 @@ class LoopLowering:
         """Of `names`, those a loop binds first and code after it reads (`while True:
         y = f(x); if c: break` then `y`): bound to the unbound marker before the loop
         and carried out of it (after no iteration eager raises where one is read)."""
-        if not self._in_source(s):
-            return []
+        if isinstance(s, ast.For) and not self._in_source(s):
+            return []  # (a comprehension's loop: its variable is its own)
         kept = sorted(n for n in names - set(scope.env) if self._read_after(s, {n}))
         for n in kept:
             scope.env[n] = self.emit(d.ConstantOp(d.GlobalAttr(UNBOUND_NAME)), s).results[0]

@@ -250,6 +250,29 @@ def mutated_names(stmts: list[ast.stmt], env: dict[str, Value]) -> set[str]:
     return out
 
 
+def _shares_changed_containers(env: dict[str, Value], mutated: set[str]) -> bool:
+    """Whether a list or dict the region may change is reachable twice among the names
+    in scope (an alias, or one inner list held twice)."""
+    def reach(v: Any, depth: int = 0) -> Iterator[SeqVal]:
+        if isinstance(v, SeqVal) and depth < 16:
+            if v.is_list or isinstance(v, DictVal):
+                yield v
+            for x in v.items:
+                yield from reach(x, depth + 1)
+
+    changed = {id(c) for n in mutated for c in reach(env.get(n))}
+    if not changed:
+        return False
+    seen: set[int] = set()
+    for v in env.values():
+        for c in reach(v):
+            if id(c) in changed:
+                if id(c) in seen:
+                    return True
+                seen.add(id(c))
+    return False
+
+
 def module_tensor_path(v: SSAValue) -> str | None:
     """The dotted path of the module tensor `v` is the program's copy of (a parameter,
     a buffer, a tensor of module state read on the host), or None."""
@@ -396,6 +419,10 @@ class RegionLowering:
             # constant. Only Python to the end of forward reads the new one.
             raise Widen(error)
         mutated = mutated_names(stmts, scope.env) & set(scope.env)
+        if _shares_changed_containers(scope.env, mutated):
+            # (`ref = groups[1]`, or `[[]] * 2`, then the region appends through `groups`: the
+            # region would get copies that share nothing, and `ref` would miss the change)
+            raise Widen(error)
         operands: list[SSAValue] = []
         params: list[str] = []
         prelude: list[str] = []
@@ -413,7 +440,7 @@ class RegionLowering:
                 operands.append(self.for_python(v, node))  # type: ignore[arg-type]
                 params.append(name)
                 continue
-            expr = self.region_capture(v, operands, params)
+            expr = self.region_capture(self.for_python(v, node) if isinstance(v, SeqVal) else v, operands, params)
             if expr is None:
                 if name in loads:
                     raise Widen(error)

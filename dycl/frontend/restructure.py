@@ -234,11 +234,14 @@ def hoist_walrus(stmts: Sequence[ast.stmt]) -> list[ast.stmt]:
         if not any(isinstance(n, ast.NamedExpr) for f in fields for n in ast.walk(getattr(s, f) or ast.Pass())):
             out.append(s)
             continue
-        s = copy.deepcopy(s)  # the parsed function is lowered again (retries, unrolled calls)
+        # Only the rewritten expression is copied (the parsed function is lowered again:
+        # retries, unrolled calls): a statement nested in this one may share it (an
+        # unrolled loop's next iteration), and is hoisted when it is lowered.
+        s = copy.copy(s)
         for name in fields:
             value = getattr(s, name)
             if value is not None:
-                setattr(s, name, _Hoister(hoisted).visit(value))
+                setattr(s, name, _Hoister(hoisted).visit(copy.deepcopy(value)))
         out.extend(hoisted)
         out.append(s)
     return out

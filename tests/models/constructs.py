@@ -2393,3 +2393,77 @@ CASES["name_bound_on_one_path_only"] = (NameBoundOnOnePathOnly, [
     (torch.tensor([1.0, 2.0]),), (torch.tensor([0.2, 0.1]),), (torch.tensor([1.0, -3.0]),), (torch.tensor([-1.0, -3.0]),)])
 CASES["list_picked_at_run_time"] = (ListPickedAtRunTime, [(torch.tensor([1.0]),), (torch.tensor([-1.0]),)])
 CASES["ints_beyond_int64"] = (IntsBeyondInt64, [(torch.tensor([4.0]),), (torch.tensor([-3.0]),), (torch.tensor([0.0]),)])
+
+
+class ListGrownWhileIterated(nn.Module):
+    """`for node in queue:` whose body appends to `queue` (a BFS expansion): Python's
+    iterator sees the new items; the compiled loop visited only the first ones."""
+
+    def forward(self, x):
+        queue, leaves = [x], []
+        for node in queue:
+            if node.sum() > 0 and len(queue) < 5:
+                queue.append(node - 1)
+                queue.append(node - 2)
+            else:
+                leaves.append(node)
+        todo = [x]
+        for h in todo:
+            if h.mean() > 3:
+                break
+            if len(todo) < 4:
+                todo.append(h * 2)
+        else:
+            h = h - 1
+        return len(queue), len(leaves), torch.stack(leaves).sum(0), h, len(todo)
+
+
+class AliasedListsChangedByARegion(nn.Module):
+    """`ref = groups[1]`, or `[[]] * 2`, then appends through a list picked by the
+    data (a region): the region got copies that shared nothing, so `ref` stayed empty."""
+
+    def forward(self, x):
+        groups = [[] for _ in range(2)]
+        ref = groups[1]
+        buckets = [[]] * 2
+        for i in range(x.shape[0]):
+            groups[int(x[i] > 0)].append(i)
+            buckets[int(x[i] > 0)].append(i)
+        return len(ref), groups, len(buckets[0])
+
+
+class WalrusTestBreaksAModuleLoop(nn.Module):
+    """`if (c := layer(x).max()) > 0.5: break` over a ModuleList: an internal
+    TypeError (copying the loop's continuation) sent forward to Python."""
+
+    def __init__(self):
+        super().__init__()
+        self.layers = nn.ModuleList([nn.Linear(4, 4) for _ in range(3)])
+
+    def forward(self, x):
+        for layer in self.layers:
+            if (c := layer(x).max()) > 0.5:
+                break
+        return c
+
+
+class NamedTuplesInListsToARegion(nn.Module):
+    """`x.max(-1)` results kept in a list and read by a region (`scores[k].indices`):
+    they arrived as plain tuples (AttributeError)."""
+
+    def forward(self, x):
+        hyps = [[0], [1]]
+        scores = [x.max(-1), (-x).max(-1)]
+        k = int(scores[1].values > scores[0].values)
+        hyps[k].append(int(scores[k].indices))
+        return hyps
+
+
+CASES["list_grown_while_iterated"] = (ListGrownWhileIterated, [
+    (torch.tensor([1.5, 0.2]),), (torch.tensor([-1.0, 0.2]),), (torch.tensor([4.0, 4.0]),), (torch.tensor([0.1, 0.0]),)])
+CASES["aliased_lists_changed_by_a_region"] = (AliasedListsChangedByARegion, [
+    (torch.tensor([1.0, -1.0, 2.0]),), (torch.tensor([-1.0, -1.0, -2.0]),)])
+CASES["walrus_test_breaks_a_module_loop"] = (WalrusTestBreaksAModuleLoop, [
+    (torch.full((2, 4), v),) for v in (-3.0, -0.5, 0.0, 0.5, 3.0)])
+CASES["named_tuples_in_lists_to_a_region"] = (NamedTuplesInListsToARegion, [
+    (torch.tensor([0.5, -2.0, 1.0]),), (torch.tensor([3.0, 2.0, 1.0]),)])
