@@ -286,15 +286,16 @@ _MATH_NEVER_RAISES = frozenset({"math.isnan", "math.isinf", "math.isfinite", "ma
 def _may_raise_on_data(name: str, op: Operation) -> bool:
     """Whether the call may raise for some values of its run-time operands (not for
     sizes, which shape-inference checks): kept where its result is unused."""
-    if all(isinstance(v.owner, Operation) and v.owner.name in ("arith.constant", "dycl.constant") for v in op.operands):
+    def constant(v: SSAValue) -> bool:
+        return isinstance(v.owner, Operation) and v.owner.name in ("arith.constant", "dycl.constant")
+
+    if all(map(constant, op.operands)):
         return False  # (folded, or raising for every input)
-    host = [v for v in op.operands if not isinstance(v.type, TensorType)]
     if name == "_operator.getitem":
-        return len(op.operands) == 2 and not (isinstance(op.operands[1].owner, Operation) and
-                                              op.operands[1].owner.name in ("arith.constant", "dycl.constant"))
+        return len(op.operands) == 2 and not constant(op.operands[1])
     if name.startswith("math."):
         return name not in _MATH_NEVER_RAISES
-    return name in _RAISES_ON_SCALARS and len(host) == len(op.operands)
+    return name in _RAISES_ON_SCALARS and not any(isinstance(v.type, TensorType) for v in op.operands)
 
 
 class _ItemEffects(MemoryEffect):

@@ -46,7 +46,7 @@ from dycl import unit_sizes
 from dycl.held_lists import HeldList, appended, element_type, holds_list, joined_result, on_lists
 from dycl.passes.peel_loops import peel, why_not_peelable
 from dycl.pyregion import UNBOUND as UNBOUND_VALUE, UNBOUND_NAME
-from dycl.passes.split_paths import can_split, ops_after, split_paths, split_target
+from dycl.passes.split_paths import can_split, erase_from, split_paths, split_target
 from dycl.signature import Signature
 from dycl.types import SIGNATURE_ATTR, dtype_of, kind_of, signature_types, type_of_value, with_dim_names
 
@@ -299,9 +299,7 @@ class _Inferrer:
             if _reads_unbound(op):
                 # A name this path never bound (a loop that ran no iteration): the read raises
                 # eager's UnboundLocalError, and what follows never runs.
-                for o in reversed([op, *ops_after(op)]):
-                    o.detach()
-                    o.erase(safe_erase=False)
+                erase_from(op)
                 message = d.ConstantOp(StringAttr(_unbound_message(op)))
                 ends = [message, d.RaiseOp("builtins.UnboundLocalError", [message.result]), d.ReturnOp()]
                 for o in ends:
@@ -558,13 +556,10 @@ class _Inferrer:
             # (it may not even be typable: `if y is None: return ...` then `y * k`).
             block = op.parent
             assert block is not None
-            dead = ops_after(op)
             for o in list(taken.ops):
                 o.detach()
                 block.insert_op_before(o, op)
-            for o in reversed([op, *dead]):
-                o.detach()
-                o.erase(safe_erase=False)
+            erase_from(op)
             raise _SplitPaths
         outs = [self.run_block(r.block, returns) for r in (op.then_region, op.else_region)]
         live = [o for o in outs if o is not None]
@@ -1031,11 +1026,13 @@ def _named(v: SSAValue, otherwise: str) -> str:
 
 def _reads_unbound(op: Operation) -> bool:
     """`op` checks that a name is bound, of the unbound marker itself."""
-    if not (isinstance(op, d.PyRegionOp) and op.construct.data == d.READ_OF_A_NAME and len(op.args) == 1):
-        return False
-    owner = op.args[0].owner
-    return isinstance(owner, d.ConstantOp) and isinstance(owner.value, d.GlobalAttr) and \
-        owner.value.qualname.data == UNBOUND_NAME
+    return isinstance(op, d.PyRegionOp) and op.construct.data == d.READ_OF_A_NAME and len(op.args) == 1 and \
+        _is_unbound_marker(op.args[0].owner)
+
+
+def _is_unbound_marker(op: Any) -> bool:
+    return isinstance(op, d.ConstantOp) and isinstance(op.value, d.GlobalAttr) and \
+        op.value.qualname.data == UNBOUND_NAME
 
 
 def _unbound_message(op: d.PyRegionOp) -> str:
@@ -1060,7 +1057,7 @@ def _surely_bound(v: SSAValue, seen: set[SSAValue]) -> bool:
     if isinstance(owner, d.PyRegionOp):
         return False
     if isinstance(owner, d.ConstantOp):
-        return not (isinstance(owner.value, d.GlobalAttr) and owner.value.qualname.data == UNBOUND_NAME)
+        return not _is_unbound_marker(owner)
     loop, k = (owner, v.index) if isinstance(owner, (d.ForOp, d.WhileOp)) else (None, 0)
     if isinstance(v, BlockArgument):
         parent = v.block.parent_op()

@@ -59,6 +59,13 @@ def ops_after(op: Operation) -> list[Operation]:
     return rest
 
 
+def erase_from(op: Operation) -> None:
+    """Erase `op` and what follows it in its block (a path that ends before them)."""
+    for o in reversed([op, *ops_after(op)]):
+        o.detach()
+        o.erase(safe_erase=False)
+
+
 def continue_in_branch(branch: Block, if_op: d.IfOp, rest: Sequence[Operation],
                        mapping: dict[SSAValue, SSAValue]) -> None:
     """Replace `branch`'s yield by copies of `rest` (the code after `if_op`), with

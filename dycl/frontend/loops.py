@@ -23,7 +23,6 @@ from dycl.diagnostics import FrontendError
 from dycl.dialects import dycl as d
 from dycl.frontend.inplace import bound_values, maybe_tensor, possible_roots
 from dycl.frontend.state import is_state_key
-from dycl.pyregion import UNBOUND_NAME
 from dycl.frontend.restructure import (RETURN_SLOT, always_exits, contains_exit, guard_breaks, init_flag,
                                       loop_else_as_if, restructure, unless)
 from dycl.frontend.values import (Closure, DictVal, ObjectRef, ObjectVal, GlobalRef, ModuleRef, PathDependent, SeqVal,
@@ -724,8 +723,7 @@ class LoopLowering:
             return []  # (a comprehension's loop: its variable is its own)
         kept = sorted(n for n in names - set(scope.env) if self._read_after(s, {n}))
         for n in kept:
-            scope.env[n] = self.emit(d.ConstantOp(d.GlobalAttr(UNBOUND_NAME)), s).results[0]
-            self.maybe_unbound.add(scope.env[n])
+            scope.env[n] = self.unbound_marker(s)
         return kept
 
     def _rolled_while_kept(self: Lowerer, s: ast.While, scope: _Scope, held: bool, extra: set[str]) -> None:

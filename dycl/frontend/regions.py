@@ -39,7 +39,7 @@ from dycl.frontend.inplace import bound_values, maybe_tensor, possible_roots, re
 from dycl.frontend.state import forget_state
 from dycl.frontend.values import (MUTATING_METHODS, DictVal, GlobalRef, MethodRef, ModuleRef, NamedSeq, ObjectRef, ObjectVal,
                                   SeqVal, Static, StaticObject, Value, qualname_of)
-from dycl.pyregion import globals_key
+from dycl.pyregion import UNBOUND_NAME, globals_key
 
 if TYPE_CHECKING:
     from dycl.frontend.lowering import Lowerer, _Scope
@@ -565,6 +565,12 @@ class RegionLowering:
                 self.maybe_unbound.add(by_name[name])  # bound on some of the region's paths only
             scope.env[name] = by_name[name]
         return results
+
+    def unbound_marker(self: Lowerer, node: ast.AST) -> SSAValue:
+        """The value of a name no path has bound yet (a read of it is checked: check_bound)."""
+        marker = self.emit(d.ConstantOp(d.GlobalAttr(UNBOUND_NAME)), node).results[0]
+        self.maybe_unbound.add(marker)
+        return marker
 
     def check_bound(self: Lowerer, name: str, v: SSAValue, node: ast.AST) -> SSAValue:
         """A read of `name`, which a region may have left unbound: there eager raises

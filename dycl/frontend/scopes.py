@@ -18,7 +18,6 @@ from dycl.frontend.exceptions import PathEnded
 from dycl.frontend.inplace import maybe_tensor, possible_roots
 from dycl.frontend.state import is_state_key
 from dycl.nesting import allow_depth
-from dycl.pyregion import UNBOUND_NAME
 from dycl.frontend.loops import UnsafeJoin, _snapshot
 from dycl.frontend.values import (
     Closure,
@@ -250,8 +249,7 @@ class ScopeLowering:
             for block, sc in live:
                 if n not in sc.env:
                     with self._in_block(block):
-                        sc.env[n] = self.emit(d.ConstantOp(d.GlobalAttr(UNBOUND_NAME)), node).results[0]
-                    self.maybe_unbound.add(sc.env[n])
+                        sc.env[n] = self.unbound_marker(node)
 
     def _check_caller_containers(self: Lowerer, scope: _Scope, names: list[str], live: list[tuple[Block, _Scope]],
                                  node: ast.AST) -> None:
