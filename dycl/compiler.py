@@ -185,6 +185,11 @@ def build_artifact(module: ModuleOp, model: nn.Module, inputs: Sequence[torch.Te
         # The model's attributes read at compile time and built into the program.
         "folded_attributes": [a.data for a in module.attributes.get(FOLDED_ATTR, ArrayAttr([])).data],
     }
+    if isinstance(mode := module.attributes.get(d.CALLER_GRAD_MODE_ATTR), StringAttr):
+        # forward asks about autograd: decided for calls in this grad mode, checked at each call
+        manifest["grad_mode"] = mode.data
+        if d.AUTOGRAD_IN_EAGER_ATTR in module.attributes:
+            manifest["grad_mode_runs_eager"] = True  # (some answer differs by path: eager gives it)
     if LAYOUT_ATTR in module.attributes:
         # forward asks for strides: built for dense inputs, other layouts run the model as eager does.
         manifest["layout_sensitive"] = True
@@ -629,7 +634,8 @@ def _cloned(values: Any) -> list[Any]:
     """Copies (lists and tuples too): running the model on them changes none of the caller's."""
     def copy(x: Any) -> Any:
         if isinstance(x, torch.Tensor):
-            return x.clone()
+            with torch.inference_mode(x.is_inference()):  # (a call in inference mode: the caller's kind of tensor)
+                return x.clone()
         return type(x)(copy(v) for v in x) if type(x) in (list, tuple) else x
 
     return [copy(x) for x in values]

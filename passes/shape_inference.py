@@ -41,6 +41,8 @@ from dycl.diagnostics import DyclError, PassError, SymbolicDimsError
 from dycl.symbols import lookup_symbol
 from dycl.dialects import dycl as d
 from dycl.frontend.values import MUTATING_METHODS, resolve_qualname
+from dycl.grad_modes import MODES as GRAD_MODES, asks_autograd, current_grad_mode, grad_mode_context, \
+    placeholder_answer
 from dycl.models import MODEL_ATTR, check_ir_name, model_of
 from dycl import unit_sizes
 from dycl.held_lists import HeldList, appended, element_type, holds_list, joined_result, on_lists
@@ -99,7 +101,8 @@ def _run_torch(op: Operation, fn: Any, args: list[Any], kwargs: dict[str, Any]) 
 
 
 class _Inferrer:
-    def __init__(self, module: ModuleOp, model: torch.nn.Module, model_key: str | None = None):
+    def __init__(self, module: ModuleOp, model: torch.nn.Module, model_key: str | None = None,
+                 grad_mode: str | None = None):
         self.module = module
         self.model = model
         self.model_key = model_key  # what names the model: IR read from a file calls only safe names
@@ -110,6 +113,14 @@ class _Inferrer:
         self.breaks: list[list[Any]] = []
         self.loop_depth = 0  # loop bodies being run (once, for every iteration)
         self.symbol_names: dict[Any, str] = {}  # size symbol of a signature's named dimension -> name
+        # Autograd queries (`t.requires_grad`, `torch.is_grad_enabled()`) are decided for
+        # calls in this grad mode; stand-ins whose requires_grad differs by path or
+        # iteration (by id, kept alive) cannot answer them.
+        self.caller_grad_mode = grad_mode or current_grad_mode()
+        self.grad_varies: dict[int, Any] = {}
+        self.asks_autograd = False
+        self.autograd_in_eager = False
+        self.autograd_queries: dict[Operation, Any] = {}  # in loop bodies: replaced once the loop is typed
 
     # -------------------------------------------------------------- values
 
@@ -131,7 +142,7 @@ class _Inferrer:
                     n = self.mode.shape_env.create_unbacked_symint()
                     torch._check(n >= 0)
             shape.append(n)
-        with self.mode:
+        with self.mode, torch.inference_mode(False):  # (an ordinary tensor, as inputs are in calls in any mode)
             return torch.empty(shape, dtype=dtype_of(t.element_type))
 
     def set(self, v: SSAValue, value: Any, joined: list[Any] | None = None) -> SSAValue:
@@ -143,6 +154,8 @@ class _Inferrer:
         if joined is not None and len(joined) > 1 and isinstance(value, torch.Tensor) and isinstance(t, TensorType) \
                 and len({tuple(map(str, j.shape)) for j in joined if isinstance(j, torch.Tensor)}) > 1:
             value = self.empty(t)  # sizes that differ by path: fresh symbols, not one path's
+        if joined is not None and len(joined) > 1 and isinstance(value, torch.Tensor) and isinstance(t, TensorType):
+            value = self._grad_joined(value, t, joined)
         if v.type != t:
             if not d.type_accepts(v.type, t) and v.type != d.PYOBJ:
                 owner = v.owner if isinstance(v.owner, Operation) else v.owner.parent_op()
@@ -154,6 +167,60 @@ class _Inferrer:
 
     def get(self, v: SSAValue) -> Any:
         return self.env[v]
+
+    def replace_autograd_queries(self) -> None:
+        for op, result in self.autograd_queries.items():
+            if op.parent is not None:
+                replace_autograd_query(op, result, self.set)
+        self.autograd_queries = {}
+
+    def _grad_joined(self, value: torch.Tensor, t: TensorType, joined: list[Any]) -> torch.Tensor:
+        """Where paths meet, a tensor that requires grad on some paths only stands for
+        both (a query on it is decided at run time only); on all paths, it requires grad."""
+        tensors = [j for j in joined if isinstance(j, torch.Tensor)]
+        flags = {j.requires_grad for j in tensors}
+        if len(flags) > 1 or any(id(j) in self.grad_varies for j in tensors):
+            return self._grad_varying(t)
+        if flags == {True} and not value.requires_grad:
+            return self.empty(t).requires_grad_()
+        return value
+
+    def _grad_varying(self, t: TensorType) -> torch.Tensor:
+        value = self.empty(t)
+        self.grad_varies[id(value)] = value
+        return value
+
+    def run_autograd_aware(self, op: d.CallModuleOp | d.CallFunctionOp | d.CallMethodOp) -> None:
+        """The call run in its grad mode (its `dycl.grad_mode`, else the caller's).
+
+        An autograd query becomes the constant it gives here, for calls in the caller's
+        grad mode: the run's tensors come from sub-DNNs, which record no autograd graph,
+        so the run could not answer it. Where this cannot decide it (requires_grad that
+        differs by path or iteration, a tensor made from such a one, a `grad_fn` that is
+        no None) calls in this grad mode run the model as eager (`autograd_in_eager`)."""
+        varying = [v for v in op.operands if id(self.env.get(v)) in self.grad_varies]
+        query = asks_autograd(op, self.get)
+        mode = op.attributes.get(d.GRAD_MODE_ATTR)
+        result: Any = None
+        if not (query and varying):
+            with grad_mode_context(self.caller_grad_mode, mode.data if isinstance(mode, StringAttr) else None):
+                result = self.call(op)
+        if not query:
+            if varying and isinstance(result, torch.Tensor):
+                self.grad_varies[id(result)] = result
+            self.set(op.result, result)
+            return
+        if not isinstance(mode, StringAttr) or any(isinstance(self.get(v), torch.Tensor) for v in op.operands):
+            self.asks_autograd = True  # (the caller's mode decides it; `@torch.no_grad()`'s own query does not)
+        if varying or result is not None and type(result) is not bool or \
+                self.autograd_queries.setdefault(op, result) is not result:
+            self.autograd_in_eager = True  # (decided below for this run only: its program is never run)
+            result = result if type(result) is bool else placeholder_answer(op, self.get)
+        if self.loop_depth:
+            self.set(op.result, result)  # (a loop's body may run again, on tensors whose requires_grad varies)
+            return
+        self.autograd_queries.pop(op)
+        replace_autograd_query(op, result, self.set)
 
     @staticmethod
     def _joined_value(value: Any, joined: list[Any]) -> Any:
@@ -175,6 +242,7 @@ class _Inferrer:
         names = self.signature_names(f)
         for _ in range(_MAX_SPLITS):
             self.env = {}
+            self.grad_varies, self.autograd_queries = {}, {}
             sizes: dict[str, Any] = {}
             for k, arg in enumerate(list(block.args)):
                 if names and isinstance(arg.type, TensorType):
@@ -199,6 +267,7 @@ class _Inferrer:
                 raise
         else:
             raise PassError("too many per-path signatures (each needs its own copy of the code after a branch)", f)
+        self.replace_autograd_queries()
         outs = self._join_returns(returns, f)
         f.function_type = FunctionType.from_lists(list(f.function_type.inputs.data), outs)
 
@@ -340,7 +409,7 @@ class _Inferrer:
                 self.set(found.result, bool(found.value.value.data))
             case d.CallModuleOp() | d.CallFunctionOp() | d.CallMethodOp():
                 sizes = len(self.mode.shape_env.var_to_range)
-                self.set(op.result, self.call(op))
+                self.run_autograd_aware(op)
                 if len(self.mode.shape_env.var_to_range) > sizes:
                     # Its output size depends on the values of its inputs (nonzero, x[mask]):
                     # cut-data-dependent-shapes can run it on the host for backends that need it.
@@ -437,16 +506,22 @@ class _Inferrer:
                 op.detach()
                 op.erase()
             case d.PyRegionOp():
-                self.set_results(op, run_region(self, op))
+                # (Python run in the caller's grad mode: whether its tensors require grad is the run's)
+                vals = run_region(self, op)
+                self.grad_varies.update((id(v), v) for v in vals if isinstance(v, torch.Tensor))
+                self.set_results(op, vals)
             case d.CallSubgraphOp():
                 callee = lookup_symbol(self.module, op.callee)
-                sub = _Inferrer(self.module, self.model, self.model_key)
+                sub = _Inferrer(self.module, self.model, self.model_key, self.caller_grad_mode)
                 sub.mode = self.mode
                 assert isinstance(callee, func.FuncOp)
                 for a, v in zip(list(callee.body.block.args), op.args):
                     sub.set(a, self.get(v))
                 rets: list[list[Attribute]] = []
                 sub.run_block(callee.body.block, rets)
+                self.asks_autograd |= sub.asks_autograd
+                self.autograd_in_eager |= sub.autograd_in_eager
+                sub.replace_autograd_queries()
                 callee.function_type = FunctionType.from_lists([a.type for a in op.args], rets[0])
                 self.set_results(op, [self.fake(t, op) for t in rets[0]])
             case _:
@@ -654,6 +729,14 @@ class _Inferrer:
                     )
         self.breaks = saved
         rejoined = _rejoined(carried, ends)
+        for i, entry in enumerate(carried):
+            # (`h = layer(h)` from an input: requires grad from the second iteration on)
+            if isinstance(entry, torch.Tensor) and i not in rejoined and id(entry) not in self.grad_varies and any(
+                    isinstance(vals[i], torch.Tensor) and (vals[i].requires_grad != entry.requires_grad or
+                                                           id(vals[i]) in self.grad_varies)
+                    for vals in ends if len(vals) > i):
+                arg_type = block.args[i + skip].type
+                rejoined[i] = self._grad_varying(arg_type if isinstance(arg_type, TensorType) else _type_of(entry))
         for i in unset:
             # An early return's slot, None on entry: carried as a Python object that
             # stands for what the loop stores in it.
@@ -973,6 +1056,14 @@ class _Inferrer:
 
 
 _MAX_SPLITS = 64
+
+
+def replace_autograd_query(op: Operation, result: bool | None, set_value: Any) -> None:
+    """The query `op` replaced by the constant it gives (None: `t.grad_fn` with no graph)."""
+    found = d.ConstantOp(NoneAttr()) if result is None else arith.ConstantOp(IntegerAttr(int(result), i1))
+    found.location = op.location
+    Rewriter.replace_op(op, found)
+    set_value(found.results[0], result)
 # Ops whose results are not decided by the static shapes of their operands: data
 # reads, joins of paths (a representative value), loops, regions, sub-DNN calls.
 _UNDECIDED = (d.ItemOp, d.IfOp, d.ForOp, d.WhileOp, d.PyRegionOp, d.CallSubgraphOp, d.TensorRegionOp)
@@ -1407,17 +1498,32 @@ class ShapeInferencePass(ModulePass):
     typed `!dycl.pyobj`, and so is arithmetic on it. Where a path reads a name it
     never bound (a loop that ran no iteration), that read becomes a `dycl.raise` of
     eager's UnboundLocalError and the rest of the path is dropped.
+    Autograd queries (`t.requires_grad`, `torch.is_grad_enabled()`, `t.is_inference()`)
+    become constants for calls in the `grad_mode` option's mode ("on", "off",
+    "inference"; default: the running thread's), each call run in the switches its
+    `dycl.grad_mode` names; the module's `dycl.caller_grad_mode` records that mode, and
+    `dycl.autograd_in_eager` where an answer differs by path or iteration.
     """
 
     name = "shape-inference"
 
     model: str | None = None
+    # The caller's grad mode autograd queries are decided for ("on", "off", "inference");
+    # by default the mode of the thread running the pass.
+    grad_mode: str | None = None
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         model = model_of(op, self.model)
         key = self.model or (op.attributes[MODEL_ATTR].data if isinstance(op.attributes.get(MODEL_ATTR), StringAttr)
                              else None)
-        inferrer = _Inferrer(op, model, key)
+        if self.grad_mode is not None and self.grad_mode not in GRAD_MODES:
+            raise PassError(f"shape-inference: grad-mode must be one of {', '.join(GRAD_MODES)}; got "
+                            f"'{self.grad_mode}'")
+        inferrer = _Inferrer(op, model, key, self.grad_mode)
         for f in list(op.ops):
             if isinstance(f, func.FuncOp) and d.SUBGRAPH_ATTR not in f.attributes:
                 inferrer.run_function(f)
+        if inferrer.asks_autograd:
+            op.attributes[d.CALLER_GRAD_MODE_ATTR] = StringAttr(inferrer.caller_grad_mode)
+        if inferrer.autograd_in_eager:
+            op.attributes[d.AUTOGRAD_IN_EAGER_ATTR] = UnitAttr()

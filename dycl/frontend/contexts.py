@@ -4,8 +4,11 @@ Grad-mode switches (`torch.no_grad()`, `inference_mode`, `set_grad_enabled`),
 `contextlib.nullcontext` and profiler ranges (`record_function`) only decide
 whether autograd records or a profiler sees the code: a compiled model computes
 the same values without them. The rewrite runs on the AST before lowering, so a
-`return` inside such a block is an ordinary return. Any other context manager is
-left for the frontend (a fallback region, or a diagnostic with `fallback="error"`).
+`return` inside such a block is an ordinary return. Only code that asks about
+autograd (`t.requires_grad`, `torch.is_grad_enabled()`) sees the mode: each
+statement of a grad-mode block keeps it (`GRAD_MODE_FIELD`), and the ops lowered
+from it carry it for shape inference. Any other context manager is left for the
+frontend (a fallback region, or a diagnostic with `fallback="error"`).
 """
 
 from __future__ import annotations
@@ -17,7 +20,12 @@ from typing import Any
 
 import torch
 
+from dycl.grad_modes import compose
+
 _MISSING = object()
+# Statements inside `with torch.no_grad():` and the like: the grad-mode switches made
+# around them (dycl.grad_modes), inside their function's mode.
+GRAD_MODE_FIELD = "_dycl_grad_mode"
 
 
 def _transparent() -> tuple[Any, ...]:
@@ -47,6 +55,7 @@ class _Flatten(ast.NodeTransformer):
     def visit_With(self, node: ast.With) -> Any:
         self.generic_visit(node)
         prelude: list[ast.stmt] = []
+        switches: list[str] = []
         for item in node.items:
             call = item.context_expr
             if not isinstance(call, ast.Call) or _root_name(call.func) in self.local_names:
@@ -54,13 +63,62 @@ class _Flatten(ast.NodeTransformer):
             obj = resolve_static(call.func, self.globals)
             if not any(obj is t for t in self.transparent):
                 return node
+            if obj in (torch.no_grad, torch.enable_grad, torch.inference_mode, torch.set_grad_enabled):
+                mode = _static_grad_mode(obj, call)
+                if mode is _MISSING:
+                    return node  # (`set_grad_enabled(flag)`: the mode is a run-time value)
+                switches.append(mode)
             if item.optional_vars is not None:
                 # Only nullcontext(x) gives back a value: `as y` binds y = x.
                 if obj is not contextlib.nullcontext:
                     return node
                 value = call.args[0] if call.args else ast.copy_location(ast.Constant(None), call)
                 prelude.append(ast.copy_location(ast.Assign(targets=[item.optional_vars], value=value), node))
+        for mode in reversed(switches):  # (a later item is entered inside the earlier ones)
+            _stamp(node.body, mode)
         return [*prelude, *node.body]
+
+
+def _static_grad_mode(factory: Any, call: ast.Call) -> Any:
+    """The grad mode `factory(...)` switches to (see dycl.grad_modes.SWITCHES);
+    _MISSING where an argument is not a literal."""
+    args = [*call.args, *(k.value for k in call.keywords)]
+    if any(not isinstance(a, ast.Constant) for a in args):
+        return _MISSING
+    flag = bool(args[0].value) if args else True  # type: ignore[attr-defined]
+    if factory is torch.no_grad:
+        return "off"
+    if factory is torch.enable_grad:
+        return "on"
+    if factory is torch.set_grad_enabled:
+        return "on" if flag else "off" if args else _MISSING
+    return "inference" if flag else "no-inference"
+
+
+def grad_mode_of_decorator(ctx: Any) -> str | None:
+    """The grad mode a `@torch.no_grad()`-style decorator's context object sets."""
+    if isinstance(ctx, torch.no_grad):
+        return "off"
+    if isinstance(ctx, torch.enable_grad):
+        return "on"
+    if isinstance(ctx, torch.set_grad_enabled):
+        return "on" if getattr(ctx, "mode", True) else "off"
+    if isinstance(ctx, torch.inference_mode):
+        return "inference" if getattr(ctx, "mode", True) else "no-inference"
+    return None
+
+
+def _stamp(body: list[ast.stmt], mode: str) -> None:
+    """Every statement of `body` runs in `mode`, those of a nested `with` in theirs
+    made inside it, and the bodies of functions defined there in their caller's."""
+    todo: list[ast.AST] = list(body)
+    while todo:
+        n = todo.pop()
+        if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)):
+            continue
+        if isinstance(n, ast.stmt):
+            setattr(n, GRAD_MODE_FIELD, compose(mode, getattr(n, GRAD_MODE_FIELD, None)))
+        todo.extend(ast.iter_child_nodes(n))
 
 
 def _root_name(e: ast.expr) -> str | None:

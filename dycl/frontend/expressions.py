@@ -19,7 +19,8 @@ from typing import TYPE_CHECKING, Any
 import torch
 from torch import nn
 from xdsl.dialects import arith
-from xdsl.dialects.builtin import ArrayAttr, DenseIntOrFPElementsAttr, IntegerAttr, NoneAttr, TensorType, i1, i64
+from xdsl.dialects.builtin import (ArrayAttr, DenseIntOrFPElementsAttr, IntegerAttr, NoneAttr, StringAttr, TensorType,
+                                   i1, i64)
 from xdsl.ir import BlockArgument, Operation, SSAValue
 
 from dycl.dialects import dycl as d
@@ -525,6 +526,10 @@ class ExpressionLowering:
                 return True
             self._assumed_not_none.add(v)
             return False
+        if isinstance(owner, d.CallFunctionOp) and owner.target.data == "builtins.getattr" and \
+                isinstance(name := owner.args[1].owner, d.ConstantOp) and isinstance(name.value, StringAttr) and \
+                name.value.data in ("grad_fn", "grad"):
+            return True  # (autograd's graph: None where no graph is recorded)
         if isinstance(owner, d.GetItemOp):  # `k, y = self.pick(x)` of `return 1, y` / `return None, None`
             return self._item_may_be_none(owner.source, owner.index.value.data, seen)
         if isinstance(owner, d.CallFunctionOp) and owner.target.data == "_operator.getitem" and len(owner.args) == 2:

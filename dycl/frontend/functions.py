@@ -17,6 +17,7 @@ from dycl.diagnostics import FrontendError
 from dycl.frontend.exceptions import PathEnded
 from dycl.frontend.restructure import always_exits, lift_loop_returns, restructure
 from dycl.frontend.state import sync_state
+from dycl.grad_modes import compose
 from dycl.frontend.values import Closure, DictVal, ModuleRef, ObjectRef, SeqVal, Static, Value
 
 # A recursive helper is inlined while its depth is known at compile time (a tree
@@ -138,7 +139,7 @@ class FunctionLowering:
 
     def _inline_body(self: Lowerer, fn: _Function, stmts: list[ast.stmt], env: dict[str, Value], key: str,
                      node: ast.AST) -> Value:
-        saved = self.fn, self.loop_depth, self._fn_body
+        saved = self.fn, self.loop_depth, self._fn_body, self.grad_base
         caller = self._call_scopes[-1] if self._call_scopes else None
         if caller is not None:
             sync_state(env, caller.env)  # the module state as the call finds it
@@ -146,6 +147,7 @@ class FunctionLowering:
         self._inline_stack.append(key)
         try:
             self.fn = fn
+            self.grad_base = compose(self.grad_mode, fn.grad_mode)  # (a decorator's switches inside the call's mode)
             scope = self._new_scope(env)
             # An early exit from a loop is a `break` and a return after the loop; falling
             # off the end is `return None`, so that every path of the body returns.
@@ -165,7 +167,7 @@ class FunctionLowering:
             raise
         finally:
             self._inline_stack.pop()
-            self.fn, self.loop_depth, self._fn_body = saved
+            self.fn, self.loop_depth, self._fn_body, self.grad_base = saved
 
     def _in_function(self: Lowerer, fn: _Function, run: Callable[[], Value]) -> Value:
         saved = self.fn

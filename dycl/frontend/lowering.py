@@ -50,7 +50,8 @@ from dycl.frontend.containers import ContainerLowering
 from dycl.frontend.scopes import ScopeLowering, _Function, _Scope
 from dycl.frontend.expressions import ExpressionLowering
 from dycl.frontend.calls import CallLowering, _has_hooks
-from dycl.frontend.contexts import flatten_transparent_with
+from dycl.grad_modes import compose
+from dycl.frontend.contexts import GRAD_MODE_FIELD, flatten_transparent_with, grad_mode_of_decorator
 from dycl.frontend.exceptions import PathEnded, TryLowering
 from dycl.frontend.functions import FunctionLowering
 from dycl.frontend.restructure import hoist_walrus
@@ -163,6 +164,10 @@ class Lowerer(ScopeLowering, ExpressionLowering, CallLowering, LoopLowering, Reg
         self.outside_tensors: set[SSAValue] = set()
         self.outside_tensor_written: str | None = None
         self.emitted = 0  # ops emitted so far
+        # The grad mode of the statement being lowered, and of its function's statements
+        # outside any `with torch.no_grad()` (None: the caller's, known at the call only).
+        self.grad_mode: str | None = None
+        self.grad_base: str | None = None
         self.budgets: list[tuple[object, int]] = []  # per-path loops being lowered: (owner, op limit)
         self.strict_joins: list[set[str]] = []  # flagged loops being lowered: names read after each
         self.try_stack = []  # tries of forward being lowered (where raises jump)
@@ -201,6 +206,7 @@ class Lowerer(ScopeLowering, ExpressionLowering, CallLowering, LoopLowering, Reg
             )
         # Parameters left to their defaults are compile-time constants.
         self.fn = fn
+        self.grad_base = self.grad_mode = fn.grad_mode
         # The default objects themselves (a tensor default is one tensor, made once).
         default_values = getattr(forward, "__defaults__", None) or ()
         defaults = {
@@ -253,6 +259,7 @@ class Lowerer(ScopeLowering, ExpressionLowering, CallLowering, LoopLowering, Reg
         return module
 
     def _parse(self, function: Any, owner: str, inline: bool) -> tuple[ast.Module, _Function]:
+        grad_mode = _decorated_grad_mode(function)
         function = inspect.unwrap(function, stop=lambda f: not _transparent_wrapper(f))
         # A wrapper of another decorator is what the call runs: its own source (inspect's
         # functions would read the wrapped function's), its closure holding the original.
@@ -273,7 +280,7 @@ class Lowerer(ScopeLowering, ExpressionLowering, CallLowering, LoopLowering, Reg
         indent = len(lines[0]) - len(lines[0].lstrip())
         fn = _Function(f"{owner}.{function.__name__}", file, first_line, function.__globals__, inline, indent,
                        [line.rstrip("\n") for line in lines], tree,
-                       _declared_global(tree.body[0]) if tree.body else set(), _closure_of(function))
+                       _declared_global(tree.body[0]) if tree.body else set(), _closure_of(function), grad_mode)
         return tree, fn
 
     def _params(self, fdef: ast.FunctionDef, fn: _Function) -> list[str]:
@@ -316,6 +323,8 @@ class Lowerer(ScopeLowering, ExpressionLowering, CallLowering, LoopLowering, Reg
 
     def emit(self, op: Operation, node: ast.AST) -> Operation:
         op.location = self._loc(node).to_attr()
+        if self.grad_mode is not None and isinstance(op, (d.CallFunctionOp, d.CallMethodOp, d.CallModuleOp)):
+            op.attributes[d.GRAD_MODE_ATTR] = StringAttr(self.grad_mode)
         self.block.add_op(op)
         self.emitted += 1
         if self.budgets and self.emitted > self.budgets[0][1]:
@@ -492,6 +501,13 @@ class Lowerer(ScopeLowering, ExpressionLowering, CallLowering, LoopLowering, Reg
 
     def _lower_stmt(self, s: ast.stmt, stmts: list[ast.stmt], i: int, scope: _Scope) -> bool:
         """Lower one statement; True if it also consumed the statements after it."""
+        saved, self.grad_mode = self.grad_mode, compose(self.grad_base, getattr(s, GRAD_MODE_FIELD, None))
+        try:
+            return self._lower_stmt_in_mode(s, stmts, i, scope)
+        finally:
+            self.grad_mode = saved
+
+    def _lower_stmt_in_mode(self, s: ast.stmt, stmts: list[ast.stmt], i: int, scope: _Scope) -> bool:
         if isinstance(s, ast.For):
             return self.lower_for(s, stmts[i + 1 :], scope)
         if isinstance(s, ast.Try):
@@ -951,6 +967,17 @@ def _transparent_wrapper(function: Any) -> bool:
         return True
     disable = getattr(getattr(torch, "_dynamo", None), "eval_frame", None)
     return disable is not None and any(isinstance(v, disable.DisableContext) for v in _closure_of(function).values())
+
+
+def _decorated_grad_mode(function: Any) -> str | None:
+    """The grad-mode switches `@torch.no_grad()`-style decorators make around the
+    function's body (outermost first); None where none does."""
+    mode = None
+    while hasattr(function, "__wrapped__") and _transparent_wrapper(function):
+        factory = _closure_of(function).get("ctx_factory")
+        mode = compose(mode, grad_mode_of_decorator(getattr(factory, "__self__", None)))
+        function = function.__wrapped__
+    return mode
 
 
 def _closure_of(function: Any) -> dict[str, Any]:

@@ -54,6 +54,7 @@ class _Function:
     tree: ast.AST | None = None
     declared_global: set[str] = field(default_factory=set)  # `global`/`nonlocal` names: run-time state
     closure: dict[str, Any] = field(default_factory=dict)  # the free variables it closes over, by name
+    grad_mode: str | None = None  # switches its decorators make (`@torch.no_grad()`): see dycl.grad_modes
 
 
 @dataclass

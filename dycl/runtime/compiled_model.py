@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import importlib.util
 import json
 import shutil
@@ -16,6 +17,7 @@ import torch
 from dycl.arguments import ABSENT, Parameter, bind, describe, flatten
 from dycl.arguments import key as argument_key
 from dycl.diagnostics import DyclError, FallbackWarning, InputError, user_stacklevel
+from dycl.grad_modes import current_grad_mode
 from dycl.pyregion import load_model, to_torch
 from dycl.runtime.live_guard import LiveModelGuard
 from dycl.runtime.artifact import check
@@ -122,6 +124,10 @@ class CompiledModel:
         # Calls bind forward's parameters (not tensors, or not all given positionally).
         self._structured = spec is not None and not _positional_tensors(self._parameters, spec) or bool(
             self.manifest.get("mutates_arguments"))
+        # forward asks about autograd (`t.requires_grad`, `torch.is_grad_enabled()`): the
+        # answers were decided for calls in this grad mode, on inputs that require no grad
+        # and were not made in inference mode.
+        self._grad_mode: str | None = self.manifest.get("grad_mode")
 
     # ----------------------------------------------------------------- calling
 
@@ -185,6 +191,8 @@ class CompiledModel:
         return self._expected
 
     def __call__(self, *inputs: Any, **kwargs: Any) -> Any:
+        if self._grad_mode is not None and (other := self._autograd_differs(inputs, kwargs)) is not None:
+            return other
         if not kwargs and not self._structured and not self._dynamic and self._plain(inputs) and (
                 self._guard is None or self._guard.changed() is None):
             # The common call: the compiled shapes, dense CPU tensors, an unchanged model (no
@@ -195,6 +203,28 @@ class CompiledModel:
         if kwargs or self._structured:
             return self._call_arguments(inputs, kwargs)
         return self._call_tensors(inputs)
+
+    def _autograd_differs(self, inputs: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+        """The call's result where its grad mode is not the one forward's autograd
+        queries were decided for (compiled again for that mode on first use, or the
+        model run as eager), or where an input requires grad; else None."""
+        mode = current_grad_mode()
+        grads = any(isinstance(x, torch.Tensor) and (x.requires_grad or x.is_inference())
+                    for x in (*inputs, *kwargs.values()))
+        if mode == self._grad_mode and not grads and not self.manifest.get("grad_mode_runs_eager"):
+            return None
+        if mode != self._grad_mode and not grads and not kwargs and not self._structured and all(type(x) is torch.Tensor for x in inputs):
+            other = self._specialization(inputs, None, f"grad mode '{mode}'")
+            if other is not None:
+                return other(*inputs)
+        if grads:
+            why = "was compiled for ordinary inputs; calls with an input that requires grad or was made in inference mode"
+        elif mode != self._grad_mode:
+            why = f"was compiled for calls in grad mode '{self._grad_mode}'; calls in grad mode '{mode}'"
+        else:
+            why = f"its answers depend on the path taken; calls in grad mode '{mode}'"
+        return self._eager(inputs, None, f"forward asks about autograd (requires_grad, is_grad_enabled), and {why}",
+                           kwargs, grad=True)
 
     def _plain(self, inputs: tuple[Any, ...]) -> bool:
         """Dense tensors of exactly the compiled shapes and dtypes, where the program runs."""
@@ -301,9 +331,10 @@ class CompiledModel:
     def _eager(self, inputs: tuple[Any, ...], example: dict[str, Any] | None = None,
                why: str = "forward asks for its inputs' memory layout (is_contiguous, stride, ...) and was "
                           "compiled for dense inputs; calls with strided inputs",
-               kwargs: dict[str, Any] | None = None) -> Any:
+               kwargs: dict[str, Any] | None = None, grad: bool = False) -> Any:
         """forward asks for the inputs' strides, and the program was built for dense
-        inputs: these run the model itself, as eager does (a FallbackWarning once)."""
+        inputs: these run the model itself, as eager does (a FallbackWarning once).
+        `grad`: in the caller's grad mode (forward asks about autograd)."""
         with self._lock:
             if self._eager_model is None:
                 program = self._program or self.program
@@ -312,7 +343,7 @@ class CompiledModel:
                     or load_model(str(self.path), self.manifest)
                 warnings.warn(FallbackWarning(f"{self.manifest['model']}: {why} run the model as eager Python"),
                               stacklevel=user_stacklevel())
-            with torch.no_grad():
+            with contextlib.nullcontext() if grad else torch.no_grad():
                 return self._eager_model(*inputs, **(kwargs or {})) if example is None else self._eager_model(**example)
 
     def _specialization(self, inputs: tuple[Any, ...], example: dict[str, Any] | None = None,
