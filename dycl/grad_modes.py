@@ -10,6 +10,7 @@ caller's mode ("on", "off" under `torch.no_grad()`, "inference" under
 from __future__ import annotations
 
 import contextlib
+import re
 from collections.abc import Callable, Iterator
 from typing import Any
 
@@ -22,6 +23,9 @@ QUERY_FUNCTIONS = frozenset({"torch.is_grad_enabled", "torch.is_inference_mode_e
 QUERY_ATTRIBUTES = frozenset({"requires_grad", "grad_fn", "is_leaf", "grad"})
 GRAPH_ATTRIBUTES = frozenset({"grad_fn", "grad"})  # (None, or autograd's objects; the others are bools)
 QUERY_METHODS = frozenset({"is_inference"})
+# The same in Python a fallback region runs (`requires_grad_` is no query).
+QUERY_WORDS = re.compile(r"\.(requires_grad|grad_fn|is_leaf|grad|is_inference)\b|"
+                         r"\b(is_grad_enabled|is_inference_mode_enabled)\b")
 
 
 def current_grad_mode() -> str:

@@ -41,8 +41,8 @@ from dycl.diagnostics import DyclError, PassError, SymbolicDimsError
 from dycl.symbols import lookup_symbol
 from dycl.dialects import dycl as d
 from dycl.frontend.values import MUTATING_METHODS, resolve_qualname
-from dycl.grad_modes import MODES as GRAD_MODES, asks_autograd, current_grad_mode, grad_mode_context, \
-    placeholder_answer
+from dycl.grad_modes import MODES as GRAD_MODES, QUERY_WORDS, asks_autograd, current_grad_mode, \
+    grad_mode_context, placeholder_answer
 from dycl.models import MODEL_ATTR, check_ir_name, model_of
 from dycl import unit_sizes
 from dycl.held_lists import HeldList, appended, element_type, holds_list, joined_result, on_lists
@@ -506,6 +506,11 @@ class _Inferrer:
                 op.detach()
                 op.erase()
             case d.PyRegionOp():
+                if QUERY_WORDS.search(op.code.data):
+                    # Python asking about autograd on the program's tensors (no graph, not
+                    # inference tensors): its answers are eager's in calls with no grad only.
+                    self.asks_autograd = True
+                    self.autograd_in_eager |= self.caller_grad_mode != "off"
                 # (Python run in the caller's grad mode: whether its tensors require grad is the run's)
                 vals = run_region(self, op)
                 self.grad_varies.update((id(v), v) for v in vals if isinstance(v, torch.Tensor))

@@ -144,8 +144,25 @@ class RequiresGradByIteration(nn.Module):
         return h, flags
 
 
+class QueryInARegion(nn.Module):
+    """`match` runs as Python (a fallback region), on the program's tensors."""
+
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(2, 2)
+
+    def forward(self, x):
+        y = self.fc(x)
+        match int(x.sum() > 0):
+            case 1:
+                flag = y.requires_grad
+            case _:
+                flag = torch.is_grad_enabled()
+        return y * 2 if flag else y
+
+
 CASES = [NoGradBlock, DecoratedForward, CallersMode, InferenceTensors, NoGradHelper, SetGradEnabled,
-         NestedSwitches, RequiresGradByPath, RequiresGradByIteration]
+         NestedSwitches, RequiresGradByPath, RequiresGradByIteration, QueryInARegion]
 INPUTS = [torch.tensor([[1.0, 2.0]]), torch.tensor([[-1.0, -2.0]])]
 
 
