@@ -462,6 +462,11 @@ class LoopLowering:
         self.strict_joins.append(self.names_read_after([s]))
         try:
             flagged = self._attempt(lambda: self._flagged_for(s, items, scope), UnsafeJoin)
+            if not flagged:
+                # Lists of different lengths by path (`out.append(...)` before a break): held by
+                # the host, one list value the paths share, as in a loop over a run-time range.
+                restore()
+                flagged = self._attempt(lambda: self._held_lists_flagged_for(s, items, scope), UnsafeJoin)
         finally:
             self.strict_joins.pop()
         if flagged:
@@ -469,6 +474,11 @@ class LoopLowering:
         restore()
         self._per_path_for(s, seq, rest, scope)
         return True
+
+    def _held_lists_flagged_for(self: Lowerer, s: ast.For, items: list[Value], scope: _Scope) -> None:
+        if not self._hold_lists(_appended_names(s.body), s.body, scope, s):
+            raise UnsafeJoin  # (no list to hold: the join merges something else)
+        self._flagged_for(s, items, scope)
 
     def _per_path_for(self: Lowerer, s: ast.For, seq: list[ast.stmt], rest: list[ast.stmt], scope: _Scope) -> None:
         cont = _Continuation(rest, s)

@@ -335,6 +335,25 @@ class NestedBreaks(nn.Module):
         return x if int(x.max()) < 1.0 else x + x
 
 
+class NestedBreaksAppendingToAList(nn.Module):
+    """`continue`/`break` on tensor tests in two nested 3-step loops, appending to a
+    list: per path, 125k lines of IR and six minutes of compile; the flag alone
+    would join lists of different lengths, so the host holds the list."""
+
+    def forward(self, x):
+        out = []
+        for i in range(3):
+            for j in range(3):
+                if x[i, j] < 0:
+                    continue
+                if x[i, j] > 1:
+                    break
+                out.append(x[i, j] * (i + 1))
+            if x[i].sum() > 2:
+                break
+        return len(out), (torch.stack(out).sum() if out else None)
+
+
 class InPlaceAliasInLoop(nn.Module):
     """`h -= e` in a counted loop while `x` is the same tensor: x sees every update
     (a rolled loop's block argument for `h` alone lost that: a silent wrong answer)."""
@@ -405,6 +424,9 @@ CASES["scalars_in_tuple"] = (ScalarsInTuple, sign_inputs())
 CASES["nested_scalar_merge"] = (NestedScalarMerge, sign_inputs())
 CASES["inplace_alias_in_loop"] = (InPlaceAliasInLoop, sign_inputs())
 CASES["while_at_most_once"] = (WhileAtMostOnce, sign_inputs() + [(torch.full((1, 4), 0.2),)])
+CASES["nested_breaks_appending_to_a_list"] = (NestedBreaksAppendingToAList, [
+    (torch.zeros(3, 3),), (torch.tensor([[0.5, -1, 2], [1.0, 1.0, 1.0], [0.1, 0.2, 0.3]]),), (-torch.ones(3, 3),),
+    (torch.tensor([[2.0, 0, 0], [0.5, 0.5, 0.5], [0, 0, 0]]),), (torch.tensor([[0.9, 0.9, 0.9], [-1, 2, 0], [1, 1, 1.0]]),)])
 CASES["nested_breaks"] = (
     NestedBreaks,
     [(torch.randn(1, 4, generator=torch.Generator().manual_seed(s)) * 2 + 0.5,) for s in range(16)],
