@@ -66,13 +66,20 @@ def rounding_only(model: Any, inputs: Any, want: Any, got: Any) -> bool:
 
 
 def max_abs_error(a: Any, b: Any) -> float:
-    """Largest elementwise difference; `inf` when the structure, types, shapes or dtypes differ."""
+    """Largest elementwise difference; `inf` when the structure, types, shapes or dtypes
+    differ, or NaNs are not at the same places."""
     if type(a) is not type(b) and not (isinstance(a, torch.Tensor) and isinstance(b, torch.Tensor)):
         return float("inf")
     if isinstance(a, torch.Tensor):
         if a.shape != b.shape or a.dtype != b.dtype:
             return float("inf")
-        return (a.float() - b.float()).abs().max().item() if a.numel() else 0.0
+        if not a.numel():
+            return 0.0
+        a, b = a.double(), b.double()
+        if not torch.equal(a.isnan(), b.isnan()):
+            return float("inf")
+        # NaN where both are NaN, and equal infinities, differ by nothing
+        return torch.where((a == b) | a.isnan(), 0.0, (a - b).abs()).max().item()
     if isinstance(a, (tuple, list)):
         if len(a) != len(b):
             return float("inf")
@@ -84,7 +91,7 @@ def max_abs_error(a: Any, b: Any) -> float:
             return float("inf")
         return max((max_abs_error(a[k], b[k]) for k in a), default=0.0)
     if isinstance(a, float):
-        return abs(a - b)
+        return 0.0 if a == b or a != a and b != b else abs(a - b)
     return 0.0 if a == b else float("inf")
 
 

@@ -1404,6 +1404,9 @@ def _has_unknown(v: Any) -> bool:
 def _unknown_of(picks: tuple[Any, Any]) -> Any:
     """A run-time value whose two stand-ins are `picks`: a number of their type, or a
     Python object standing for either."""
+    symbolic = [_symbolic_scalar(p) for p in picks]
+    if all(isinstance(p, Unknown) for p in symbolic) and len({p.type for p in symbolic}) == 1:
+        return Unknown(symbolic[0].type)  # (`x0` of `boxes.tolist()`: an int only the run reads)
     t = type_of_value(picks[0])
     if t in _PLACEHOLDERS and type_of_value(picks[1]) == t:
         return Unknown(t)

@@ -354,6 +354,19 @@ class NestedBreaksAppendingToAList(nn.Module):
         return len(out), (torch.stack(out).sum() if out else None)
 
 
+class CropsByTolistCoordinates(nn.Module):
+    """Slices bounded by Python ints of `boxes.tolist()` (an ROI crop): each crop's
+    width is known at run time only (it ran as a region typed by the example's
+    last crop, and raised for others)."""
+
+    def forward(self, img, boxes):
+        out = []
+        for x0, x1 in boxes.tolist():
+            crop = img[:, x0:x1]
+            out.append(crop.mean().reshape(1) * (x1 - x0))
+        return torch.cat(out)
+
+
 class InPlaceAliasInLoop(nn.Module):
     """`h -= e` in a counted loop while `x` is the same tensor: x sees every update
     (a rolled loop's block argument for `h` alone lost that: a silent wrong answer)."""
@@ -427,6 +440,9 @@ CASES["while_at_most_once"] = (WhileAtMostOnce, sign_inputs() + [(torch.full((1,
 CASES["nested_breaks_appending_to_a_list"] = (NestedBreaksAppendingToAList, [
     (torch.zeros(3, 3),), (torch.tensor([[0.5, -1, 2], [1.0, 1.0, 1.0], [0.1, 0.2, 0.3]]),), (-torch.ones(3, 3),),
     (torch.tensor([[2.0, 0, 0], [0.5, 0.5, 0.5], [0, 0, 0]]),), (torch.tensor([[0.9, 0.9, 0.9], [-1, 2, 0], [1, 1, 1.0]]),)])
+CASES["crops_by_tolist_coordinates"] = (CropsByTolistCoordinates, [
+    (torch.arange(12.0).reshape(2, 6), torch.tensor(b)) for b in
+    ([[1, 2], [0, 6]], [[0, 6], [1, 2]], [[3, 3], [-2, 6]], [[4, 1], [0, 9]], [[-5, -1], [2, 4]])])
 CASES["nested_breaks"] = (
     NestedBreaks,
     [(torch.randn(1, 4, generator=torch.Generator().manual_seed(s)) * 2 + 0.5,) for s in range(16)],

@@ -77,14 +77,20 @@ def load(path: str, target: dict[str, Any]) -> Callable[..., list[Any]]:
 
     def compact(a):
         """`a` with canonical strides: a 0-element array from ONNX Runtime or numpy has
-        stride 0, which TVM refuses ("expected to be compact array")."""
+        stride 0, and an empty slice of a torch tensor its base's strides, which TVM
+        refuses ("expected to be compact array")."""
         import torch
 
         t = torch.from_dlpack(a) if isinstance(a, native) else a
         if not isinstance(t, torch.Tensor):
             return convert(a)
         fresh = torch.empty(t.shape, dtype=t.dtype, device=t.device)
-        return from_dlpack(fresh.copy_(t) if t.numel() else fresh)
+        if not t.numel():  # (torch gives a (2, 0) tensor strides (1, 1); compact is (0, 1))
+            strides = [1] * t.dim()
+            for k in range(t.dim() - 2, -1, -1):
+                strides[k] = strides[k + 1] * t.shape[k + 1]
+            return from_dlpack(fresh.as_strided(t.shape, strides))
+        return from_dlpack(fresh.copy_(t))
 
     def run(*args):
         inputs = [convert(a) for a in args]
