@@ -418,3 +418,20 @@ def test_compiling_leaves_every_module_in_its_mode(tmp_path, monkeypatch):
     assert slopes.numel() > 10  # random, one per element
     cm = dycl.compile(RandomInTraining(), (torch.randn(2, 4),), backend="onnxruntime")
     assert [r["reason"] for r in cm.fallbacks] == ["error: act is in training mode"]
+
+
+class AddAtIndices(nn.Module):
+    def forward(self, x, idx):
+        out = x.clone()
+        out[idx] += 1.0
+        return out
+
+
+def test_an_empty_index_assignment_is_not_exported():
+    # torch's ONNX exporter divides by the index's size: the process died (SIGFPE).
+    # The sub-DNN goes down the chain instead, with the reason.
+    x, empty = torch.arange(4.0), torch.zeros(0, dtype=torch.long)
+    model = AddAtIndices()
+    cm = dycl.compile(model, [x, empty], backend="onnxruntime")
+    assert any("index tensor with no elements" in f for f in cm.report.fallbacks)
+    assert torch.equal(cm(x, empty), model(x, empty))

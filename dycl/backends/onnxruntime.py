@@ -168,6 +168,24 @@ def _one_row_mask_assignment(gm: torch.fx.GraphModule) -> str | None:
     return None
 
 
+def _empty_index_assignment(gm: torch.fx.GraphModule) -> str | None:
+    """`out[idx] = v` / `out[idx] += v` (dycl.tensor_ops.setitem) whose index tensor
+    had no elements in the run ShapeProp recorded: torch's TorchScript exporter
+    divides by that size and the process dies (SIGFPE), taking the caller down."""
+    from dycl.tensor_ops import setitem
+
+    def empty(a: Any) -> bool:
+        m = a.meta.get("tensor_meta") if isinstance(a, torch.fx.Node) else None
+        return m is not None and 0 in tuple(m.shape)
+
+    for n in gm.graph.nodes:
+        if n.op == "call_function" and (n.target is setitem or "index_put" in str(n.target)) and len(n.args) >= 2:
+            index = n.args[1]
+            if any(empty(i) for i in (index if isinstance(index, (tuple, list)) else [index])):
+                return f"node {n.name}"
+    return None
+
+
 @contextlib.contextmanager
 def _training_flags_kept(root: nn.Module) -> Iterator[None]:
     """The exporter restores only the root's mode, with `train()`, which sets every
@@ -251,6 +269,9 @@ class OnnxRuntimeBackend(Backend):
         if (where := _one_row_mask_assignment(recorded)) is not None:
             raise BackendError(f"sub-DNN {spec.name} assigns {where} through a boolean mask selecting at most one "
                                "row here; the ONNX export keeps that count (other counts fail in Reshape)")
+        if (where := _empty_index_assignment(recorded)) is not None:
+            raise BackendError(f"sub-DNN {spec.name} assigns through an index tensor with no elements ({where}), "
+                               "which crashes torch's ONNX exporter")
         file = f"{spec.name}.onnx"
         export_onnx(spec, out_dir / file)
         try:
