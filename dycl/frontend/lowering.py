@@ -57,7 +57,7 @@ from dycl.frontend.functions import FunctionLowering
 from dycl.frontend.restructure import hoist_walrus
 from dycl.frontend.state import NewState, StateLowering, is_state_key, state_key
 from dycl.signature import Signature
-from dycl.frontend.inplace import bound_values, maybe_tensor, possible_roots, rebind
+from dycl.frontend.inplace import bound_values, maybe_tensor, possible_roots, rebind, storage_root
 from dycl.frontend.loops import LoopLowering, NeedsStatic, OverBudget, _Again, _Continuation, _snapshot
 from dycl.frontend.regions import RegionLowering, RegionRecord, Widen, has_loose_exit, has_return
 from dycl.types import fits_i64, mark_signature, signature_types, tensor_type_of
@@ -619,7 +619,9 @@ class Lowerer(ScopeLowering, ExpressionLowering, CallLowering, LoopLowering, Reg
                         self.read_state(owner, target.value.attr, scope, target.value) if isinstance(
                             owner := self.expr(target.value.value, scope), ModuleRef) else None
                     if isinstance(base, SSAValue) and maybe_tensor(base):
-                        v = self._binop(op, self.expr(load, scope), self.expr(value, scope), s)
+                        current, rhs = self.expr(load, scope), self.expr(value, scope)
+                        self._refuse_overlapping_source(base, rhs, s)
+                        v = self._binop(op, current, rhs, s)
                         if self._assign_tensor_item(target, v, scope):
                             return
                 if not isinstance(target, ast.Name):
@@ -868,6 +870,7 @@ class Lowerer(ScopeLowering, ExpressionLowering, CallLowering, LoopLowering, Reg
                 return False
         else:
             return False
+        self._refuse_overlapping_source(base, v, target)
         index = self._index(target.slice, scope)
         new = self.call_function("dycl.tensor_ops.setitem", [base, index, v], {}, target)
         assert isinstance(new, SSAValue)
@@ -875,6 +878,14 @@ class Lowerer(ScopeLowering, ExpressionLowering, CallLowering, LoopLowering, Reg
         if isinstance(target.value, ast.Name):
             scope.env[name] = new
         return True
+
+    def _refuse_overlapping_source(self, base: SSAValue, v: Value, node: ast.AST) -> None:
+        """`y[:, 1:] += y[:, :-1]`, `y[1:] = y[:-1]`: eager updates in place from a view
+        of the same tensor, reading elements it already wrote (in its kernel's order),
+        or raises for some shapes; the compiled program would read the old values."""
+        if isinstance(v, SSAValue) and maybe_tensor(v) and storage_root(v, self.model) is not v and \
+                possible_roots(v, self.model, self._joins) & possible_roots(base, self.model, self._joins):
+            raise self.unsupported(node, "an in-place update from a view of the same tensor (the two may overlap)")
 
     def note_argument_mutated(self, seq: SeqVal, node: ast.AST) -> None:
         """forward changes a list the caller passed (`feats.append(x)`): the caller

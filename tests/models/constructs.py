@@ -367,6 +367,18 @@ class CropsByTolistCoordinates(nn.Module):
         return torch.cat(out)
 
 
+class InPlaceUpdateFromAnOverlappingView(nn.Module):
+    """`y[..., 1:] += y[..., :-1]`: eager reads elements its kernel already wrote (or
+    raises, for a row of 5); compiled, it read the old values. Runs as Python."""
+
+    def forward(self, x):
+        y = x.clone()
+        y[..., 1:] += y[..., :-1]
+        z = x.clone()
+        z[:, :-1] = z[:, 1:]
+        return y, z
+
+
 class InPlaceAliasInLoop(nn.Module):
     """`h -= e` in a counted loop while `x` is the same tensor: x sees every update
     (a rolled loop's block argument for `h` alone lost that: a silent wrong answer)."""
@@ -443,6 +455,8 @@ CASES["nested_breaks_appending_to_a_list"] = (NestedBreaksAppendingToAList, [
 CASES["crops_by_tolist_coordinates"] = (CropsByTolistCoordinates, [
     (torch.arange(12.0).reshape(2, 6), torch.tensor(b)) for b in
     ([[1, 2], [0, 6]], [[0, 6], [1, 2]], [[3, 3], [-2, 6]], [[4, 1], [0, 9]], [[-5, -1], [2, 4]])])
+CASES["in_place_update_from_an_overlapping_view"] = (InPlaceUpdateFromAnOverlappingView, [
+    (torch.arange(8.0).reshape(2, 4),), (torch.ones(2, 4),), (torch.arange(64.0).reshape(2, 32),), (torch.ones(1, 5),)])
 CASES["nested_breaks"] = (
     NestedBreaks,
     [(torch.randn(1, 4, generator=torch.Generator().manual_seed(s)) * 2 + 0.5,) for s in range(16)],
