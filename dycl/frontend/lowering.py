@@ -18,6 +18,7 @@ attributes forward writes), inplace.py (aliasing of in-place updates).
 from __future__ import annotations
 
 import ast
+import builtins
 import enum
 import inspect
 import textwrap
@@ -436,7 +437,9 @@ class Lowerer(ScopeLowering, ExpressionLowering, CallLowering, LoopLowering, Reg
 
     def _lower_body(self, stmts: Sequence[ast.stmt], scope: _Scope) -> None:
         top = stmts is self._fn_body
-        stmts = hoist_walrus(stmts)
+        assert self.fn is not None
+        stmts = hoist_walrus(stmts, {n for n in ("any", "all")  # (not a global `any` = torch.any)
+                                     if self.fn.globals.get(n, getattr(builtins, n)) is getattr(builtins, n)})
         if self.as_python:
             stmts = self._split_failed_tests(stmts)
         checkpoints: list[tuple[Any, Operation | None, int]] = []

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import ast
 import copy
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Collection, Iterator, Sequence
 
 _LOOPS = (ast.For, ast.While, ast.AsyncFor)
 _TERMINATORS = (ast.Return, ast.Break, ast.Continue, ast.Raise)
@@ -222,16 +222,20 @@ def _lift_body(stmts: Sequence[ast.stmt], flag: str, ret: str) -> list[ast.stmt]
 _CONDITIONAL = (ast.BoolOp, ast.IfExp, ast.Lambda, ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)
 
 
-def hoist_walrus(stmts: Sequence[ast.stmt]) -> list[ast.stmt]:
+def hoist_walrus(stmts: Sequence[ast.stmt], builtins: Collection[str] = ()) -> list[ast.stmt]:
     """`if (s := x.sum()) > 0:` as `s = x.sum()` before `if s > 0:`: assignment
     expressions evaluated whenever their statement is (not under `and`/`or`, a
-    conditional expression, a lambda or a comprehension, nor in a `while` test)."""
+    conditional expression, a lambda or a comprehension, nor in a `while` test).
+    So are `any(...)`/`all(...)` of a generator (where `builtins` holds the name): a
+    loop that stops at the first item that decides them, as Python's do (later items'
+    side effects and errors never run)."""
     out: list[ast.stmt] = []
     for s in stmts:
         fields = {ast.If: ("test",), ast.Assign: ("value",), ast.AnnAssign: ("value",), ast.Expr: ("value",),
                   ast.Return: ("value",), ast.AugAssign: ("value",)}.get(type(s), ())
         hoisted: list[ast.stmt] = []
-        if not any(isinstance(n, ast.NamedExpr) for f in fields for n in ast.walk(getattr(s, f) or ast.Pass())):
+        if not any(isinstance(n, ast.NamedExpr) or _short_circuit_call(n, builtins) is not None
+                   for f in fields for n in ast.walk(getattr(s, f) or ast.Pass())):
             out.append(s)
             continue
         # Only the rewritten expression is copied (the parsed function is lowered again:
@@ -241,15 +245,16 @@ def hoist_walrus(stmts: Sequence[ast.stmt]) -> list[ast.stmt]:
         for name in fields:
             value = getattr(s, name)
             if value is not None:
-                setattr(s, name, _Hoister(hoisted).visit(copy.deepcopy(value)))
+                setattr(s, name, _Hoister(hoisted, builtins).visit(copy.deepcopy(value)))
         out.extend(hoisted)
         out.append(s)
     return out
 
 
 class _Hoister(ast.NodeTransformer):
-    def __init__(self, hoisted: list[ast.stmt]):
+    def __init__(self, hoisted: list[ast.stmt], builtins: Collection[str]):
         self.hoisted = hoisted
+        self.builtins = builtins
 
     def generic_visit(self, node: ast.AST) -> ast.AST:
         return node if isinstance(node, _CONDITIONAL) else super().generic_visit(node)
@@ -258,3 +263,44 @@ class _Hoister(ast.NodeTransformer):
         value = self.visit(node.value)
         self.hoisted.append(_assign(node.target.id, value, node))
         return _name(node.target.id, node)
+
+    def visit_Call(self, node: ast.Call) -> ast.AST:
+        which = _short_circuit_call(node, self.builtins)
+        if which is None:
+            return self.generic_visit(node)
+        gen = node.args[0]
+        assert isinstance(gen, ast.GeneratorExp)
+        (comp,) = gen.generators
+        # The generator's own names, renamed: its scope is its own, not the function's.
+        names = {n.id for n in ast.walk(comp.target) if isinstance(n, ast.Name)}
+        rename = _Renamed({n: f"__dycl_{which}_{node.lineno}_{node.col_offset}_{n}" for n in names})
+        result = f"__dycl_{which}_{node.lineno}_{node.col_offset}"
+        decided = ast.copy_location(ast.Constant(which == "any"), node)
+        elt = rename.visit(copy.deepcopy(gen.elt))
+        test = elt if which == "any" else ast.copy_location(ast.UnaryOp(op=ast.Not(), operand=elt), elt)
+        body: list[ast.stmt] = [ast.copy_location(ast.If(test=test, body=[
+            _assign(result, decided, node), ast.copy_location(ast.Break(), node)], orelse=[]), node)]
+        for cond in reversed(comp.ifs):
+            body = [ast.copy_location(ast.If(test=rename.visit(copy.deepcopy(cond)), body=body, orelse=[]), cond)]
+        self.hoisted.append(_assign(result, ast.copy_location(ast.Constant(which != "any"), node), node))
+        self.hoisted.append(ast.copy_location(ast.For(target=rename.visit(copy.deepcopy(comp.target)),
+                                                      iter=self.visit(comp.iter), body=body, orelse=[]), node))
+        return _name(result, node)
+
+
+def _short_circuit_call(node: ast.AST, builtins: Collection[str]) -> str | None:
+    """"any" or "all" for `any(<generator>)` / `all(<generator>)` of one `for` clause."""
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in builtins and \
+            len(node.args) == 1 and not node.keywords and isinstance(gen := node.args[0], ast.GeneratorExp) and \
+            len(gen.generators) == 1 and not gen.generators[0].is_async:
+        return node.func.id
+    return None
+
+
+class _Renamed(ast.NodeTransformer):
+    def __init__(self, names: dict[str, str]):
+        self.names = names
+
+    def visit_Name(self, node: ast.Name) -> ast.AST:
+        return ast.copy_location(ast.Name(id=self.names[node.id], ctx=node.ctx), node) \
+            if node.id in self.names else node

@@ -379,6 +379,23 @@ class InPlaceUpdateFromAnOverlappingView(nn.Module):
         return y, z
 
 
+class AnyAllStopAtTheDecidingItem(nn.Module):
+    """`any(...)`/`all(...)` of a generator stop at the first item that decides them:
+    later items' side effects and errors never happen (all items were evaluated)."""
+
+    def forward(self, x):
+        checked = []
+
+        def positive(row):
+            checked.append(1)
+            return bool(row.sum() > 0)
+
+        found = any(positive(r) for r in x)
+        if all(10 / int(r.argmax()) > 20 for r in x if r.sum() != 0):
+            return found, len(checked), x * 2
+        return found, len(checked), x
+
+
 class InPlaceAliasInLoop(nn.Module):
     """`h -= e` in a counted loop while `x` is the same tensor: x sees every update
     (a rolled loop's block argument for `h` alone lost that: a silent wrong answer)."""
@@ -457,6 +474,9 @@ CASES["crops_by_tolist_coordinates"] = (CropsByTolistCoordinates, [
     ([[1, 2], [0, 6]], [[0, 6], [1, 2]], [[3, 3], [-2, 6]], [[4, 1], [0, 9]], [[-5, -1], [2, 4]])])
 CASES["in_place_update_from_an_overlapping_view"] = (InPlaceUpdateFromAnOverlappingView, [
     (torch.arange(8.0).reshape(2, 4),), (torch.ones(2, 4),), (torch.arange(64.0).reshape(2, 32),), (torch.ones(1, 5),)])
+CASES["any_all_stop_at_the_deciding_item"] = (AnyAllStopAtTheDecidingItem, [
+    (torch.tensor([[0.0, 1.0], [1.0, 0.0]]),), (torch.tensor([[-1.0, -1.0], [0.0, 1.0]]),),
+    (torch.tensor([[1.0, 0.0], [0.0, 1.0]]),), (torch.tensor([[0.0, 0.0], [-2.0, -1.0]]),)])
 CASES["nested_breaks"] = (
     NestedBreaks,
     [(torch.randn(1, 4, generator=torch.Generator().manual_seed(s)) * 2 + 0.5,) for s in range(16)],
