@@ -13,6 +13,7 @@ import ast
 import collections
 import contextlib
 import copy
+import functools
 import inspect
 import io
 import logging
@@ -32,14 +33,20 @@ from dycl.pyregion import make_region, resolve_globals
 from dycl.types import type_of_value
 
 
-def _containers(values: Any) -> list[tuple[Any, Any]]:
-    """(container, copy of its contents) for the mutable containers among `values`."""
-    out = []
-    for v in values:
-        if isinstance(v, list):
-            out.append((v, list(v)))
-        elif isinstance(v, (dict, set)):
-            out.append((v, v.copy()))
+def _containers(values: Any, depth: int = 4) -> list[tuple[Any, Any]]:
+    """(container, copy of its contents) for the mutable containers among `values`
+    and those they hold, `depth` levels down (`{"seen": []}`: the dict and its list)."""
+    out: list[tuple[Any, Any]] = []
+    seen: set[int] = set()
+    todo = [(v, 0) for v in values]
+    while todo:
+        v, level = todo.pop()
+        if not isinstance(v, (list, dict, set)) or id(v) in seen:
+            continue
+        seen.add(id(v))
+        out.append((v, list(v) if isinstance(v, list) else v.copy()))
+        if level < depth:
+            todo += [(x, level + 1) for x in (v.values() if isinstance(v, dict) else v if isinstance(v, list) else ())]
     return out
 
 
@@ -90,8 +97,9 @@ def _object_restorers(values: Any) -> list[Callable[[], None]]:
                 with contextlib.suppress(ValueError):  # (an empty cell)
                     cells.append((cell, cell.cell_contents))
             out.append(lambda cells=cells: [setattr(c, "cell_contents", x) for c, x in cells])
-        elif depth == 0 and hasattr(v, "__dict__") and not callable(v) and not inspect.ismodule(v) \
-                and isinstance(vars(v), dict):
+        elif depth == 0 and hasattr(v, "__dict__") and not inspect.isroutine(v) and not inspect.ismodule(v) \
+                and not isinstance(v, functools.partial) and isinstance(vars(v), dict):
+            # (a callable object too: `self.cb = Counter()` counting its calls)
             attrs = dict(vars(v))
             out.append(lambda v=v, attrs=attrs: (vars(v).clear(), vars(v).update(attrs)))
             for x in attrs.values():
@@ -100,6 +108,12 @@ def _object_restorers(values: Any) -> list[Callable[[], None]]:
     for v in values:
         visit(v, 0)
     return out
+
+
+def _np_random() -> Any:
+    """numpy's global random module where numpy is loaded (never imported for this)."""
+    np = sys.modules.get("numpy")
+    return getattr(np, "random", None) if np is not None else None
 
 
 def _fresh_iterators(attrs: dict[str, Any]) -> None:
@@ -139,10 +153,9 @@ def protected(model: nn.Module, user_globals: dict[str, Any] | None = None) -> I
                                  *(v for _, attrs in class_attrs for v in attrs.values())])
     for m in model.modules():
         attrs = dict(m.__dict__)
-        inner = {k: dict(v) for k, v in attrs.items() if isinstance(v, dict)}
-        lists = {k: list(v) for k, v in attrs.items() if isinstance(v, list)}
         _fresh_iterators(attrs)
-        saved.append((m, attrs, inner, lists))
+        saved.append((m, attrs))
+    attribute_containers = _containers([v for _, attrs in saved for v in attrs.values()])
     if glob is not None:
         _fresh_iterators(glob)
     # Parameters, buffers and plain tensor attributes: a region may update any in place.
@@ -153,6 +166,8 @@ def protected(model: nn.Module, user_globals: dict[str, Any] | None = None) -> I
                 tensors.setdefault(id(t), t)
     buffers = [(t, t.detach().clone(), t._version) for t in tensors.values()]
     rng = torch.get_rng_state()
+    python_rng = random.getstate()  # (`random.random()` in a region: the first call's draw)
+    numpy_rng = _np_random().get_state() if _np_random() is not None else None
     logging.disable(logging.CRITICAL)
     try:
         with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()), \
@@ -162,6 +177,9 @@ def protected(model: nn.Module, user_globals: dict[str, Any] | None = None) -> I
     finally:
         logging.disable(logging.NOTSET)
         torch.set_rng_state(rng)
+        random.setstate(python_rng)
+        if numpy_rng is not None:
+            _np_random().set_state(numpy_rng)
         if user_globals is not None and glob is not None:
             for k in [k for k in user_globals if k not in glob]:
                 del user_globals[k]
@@ -176,14 +194,10 @@ def protected(model: nn.Module, user_globals: dict[str, Any] | None = None) -> I
                 delattr(c, k)
         for restore in objects:
             restore()
-        for m, attrs, inner, lists in saved:
+        for m, attrs in saved:
             m.__dict__.clear()
             m.__dict__.update(attrs)
-            for k, v in inner.items():
-                attrs[k].clear()
-                attrs[k].update(v)
-            for k, v in lists.items():
-                attrs[k][:] = v
+        _restore_containers(attribute_containers)
         # With their version counters as they were: a compiled model's
         # live guard (dycl/runtime/live_guard.py) reads an update of the version as a
         # change of the weights (a specialisation compiled later would send every

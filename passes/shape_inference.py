@@ -1054,7 +1054,16 @@ class _Inferrer:
                 error = error or e
             if len(results) == 2:
                 return results
-        if results:  # one stand-in alone is valid (an index into a size-1 dim)
+        if results:
+            # One stand-in alone is valid (an index into a size-1 dim), or the op takes
+            # few values of it (`x.reshape(n, -1)`: n = 1 or 3 of 3 elements, of
+            # different shapes): other ints, the sizes of its tensors among them.
+            for n in _more_ints(args, kwargs):
+                try:
+                    with self.mode:
+                        return results + [_run_torch(op, fn, _with_ints(args, n), _with_ints(kwargs, n))]
+                except PassError:
+                    continue
             return results * 2
         assert error is not None
         raise error
@@ -1443,6 +1452,27 @@ def _int_scalar_tensor(v: Any) -> bool:
 def _run_time_slice(v: Any) -> bool:
     """A slice with a bound only the run time knows (`slice(n, n + 1)`)."""
     return isinstance(v, Unknown) and v.picks is not None and isinstance(v.picks[0], slice)
+
+
+def _more_ints(args: list[Any], kwargs: dict[str, Any]) -> list[int]:
+    """Ints to try for run-time ints beyond their stand-ins: the sizes and element
+    counts of the op's tensors, and a few small ones."""
+    tried = set(_PLACEHOLDERS[i64] + _FURTHER_STAND_INS[i64])
+    sizes = {n for a in (*args, *kwargs.values()) if isinstance(a, torch.Tensor)
+             for n in (*a.shape, a.numel()) if isinstance(n, int)}
+    return sorted(({*sizes, 3, 4, 5, 6, 7, 8} | {-n for n in sizes}) - tried, key=abs)
+
+
+def _with_ints(v: Any, n: int) -> Any:
+    """`v` with every run-time int that has no stand-ins of its own (also inside
+    tuples, lists and dicts) replaced by `n`."""
+    if isinstance(v, Unknown):
+        return n if v.type == i64 and v.picks is None and v.symbol is None else _substitute(v, 0)
+    if isinstance(v, dict):
+        return {k: _with_ints(x, n) for k, x in v.items()}
+    if isinstance(v, (tuple, list)):
+        return type(v)(_with_ints(x, n) for x in v)
+    return v
 
 
 def _substitute(v: Any, pick: int) -> Any:

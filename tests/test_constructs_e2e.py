@@ -16,7 +16,8 @@ RUN_AS_PYTHON = {"inplace_alias_in_loop", "seen_tokens_set", "next_with_default"
                  "row_loop_name_unbound", "rows_unpacked_into_too_few_names", "large_tensor_held_outside_the_model",
                  "none_in_a_loop_carried_tuple", "try_region_then_compiled", "isinstance_of_host_numbers",
                  "list_picked_at_run_time", "aliased_lists_changed_by_a_region", "named_tuples_in_lists_to_a_region",
-                 "in_place_update_from_an_overlapping_view"}
+                 "in_place_update_from_an_overlapping_view", "try_around_a_tuple_index_from_data",
+                 "reshape_by_sizes_from_data", "raise_caught_in_a_helper"}
 
 
 @pytest.mark.parametrize("backend", ["onnxruntime", "tvm"])

@@ -9,6 +9,7 @@ every path, call after call."""
 from __future__ import annotations
 
 import copy
+import random
 import warnings
 
 import pytest
@@ -342,11 +343,78 @@ class LazyHasattr(nn.Module):
         return x - self.running
 
 
+class ListInADict(nn.Module):
+    """A region appends to a list inside a dict attribute; a later read of it was
+    folded (the first call returned 0), and the compile's own runs left it appended."""
+
+    def __init__(self):
+        super().__init__()
+        self.extra = {"seen": []}
+
+    def forward(self, x):
+        self.extra["seen"].append(2)
+        return x * 2, len(self.extra["seen"])
+
+
+class _Counter:
+    def __init__(self):
+        self.count = 0
+
+    def __call__(self, h):
+        if h.mean() > 0:
+            self.count += 1
+        return h
+
+
+class CallableHelper(nn.Module):
+    """A callable helper object counting its calls: the compile's runs counted too."""
+
+    def __init__(self):
+        super().__init__()
+        self.cb = _Counter()
+
+    def forward(self, x):
+        return self.cb(x * 2), self.cb.count
+
+
+class _Suppressor:
+    def __init__(self, owner):
+        self.owner = owner
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, kind, value, tb):
+        if kind is RuntimeError:
+            self.owner.suppressed += 1
+            return True
+        return False
+
+
+class ExitWritesTheModel(nn.Module):
+    """A context manager's __exit__ counts on the model: the read after it was folded."""
+
+    def __init__(self):
+        super().__init__()
+        self.suppressed = 0
+
+    def forward(self, x):
+        out = x
+        with _Suppressor(self):
+            if x.sum() > 0:
+                raise RuntimeError("skip")
+            out = x * 2
+        return out, self.suppressed
+
+
 MODELS.update({"shared_buffer": (SharedBuffer, (2, 4)), "foreach_ema": (ForeachEma, (2, 4)),
-               "function_forms": (FunctionForms, (2, 4)), "lazy_hasattr": (LazyHasattr, (2, 4))})
+               "function_forms": (FunctionForms, (2, 4)), "lazy_hasattr": (LazyHasattr, (2, 4)),
+               "list_in_a_dict": (ListInADict, (2, 4)), "callable_helper": (CallableHelper, (2, 4)),
+               "exit_writes_the_model": (ExitWritesTheModel, (2, 4))})
 
 
-@pytest.mark.parametrize("name", ["shared_buffer", "foreach_ema", "function_forms", "lazy_hasattr"])
+@pytest.mark.parametrize("name", ["shared_buffer", "foreach_ema", "function_forms", "lazy_hasattr", "list_in_a_dict",
+                                  "callable_helper", "exit_writes_the_model"])
 def test_styles_a_probe_found_match_eager(name):
     """These gave other values than eager (a shared buffer counted once, the EMA and
     the clamp never reached the buffers, the lazily made state started again each
@@ -366,6 +434,47 @@ def test_styles_a_probe_found_match_eager(name):
             assert _same(got, want, exact=True), (name, got, want)
             now, then = _state(model), _state(eager)
             assert all(_same(now[k], then[k], exact=True) for k in then), name
+
+
+class _ClassHistory(nn.Module):
+    history = []
+    kinds = set()
+
+    def forward(self, x):
+        type(self).history.append(1)
+        type(self).kinds.add(len(type(self).kinds))
+        return x * 2, len(self.history), len(type(self).kinds)
+
+
+def test_class_level_containers_forward_changes():
+    # `type(self).history.append(1)` lowered to `list.append(1)` without its list: dropped
+    # silently, and `len(self.history)` folded to 0.
+    model = _ClassHistory()
+    x = torch.ones(1, 4)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", FallbackWarning)
+        cm = dycl.compile(model, [x], backend="torch")
+    assert _ClassHistory.history == [] and _ClassHistory.kinds == set()  # (the compile's runs are undone)
+    want = [model(x)[1:] for _ in range(2)]
+    _ClassHistory.history.clear()
+    _ClassHistory.kinds.clear()
+    assert [cm(x)[1:] for _ in range(2)] == want == [(1, 1), (2, 2)]
+
+
+def test_the_compile_leaves_pythons_random_state():
+    class Draws(nn.Module):
+        def forward(self, x):
+            r = random.random()  # (a region: run by the compile on its examples too)
+            return x * r
+
+    x = torch.ones(1, 4)
+    random.seed(123)
+    want = random.random()
+    random.seed(123)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", FallbackWarning)
+        dycl.compile(Draws(), [x], backend="torch")
+    assert random.random() == want
 
 
 class CholeskyAfterStore(nn.Module):

@@ -22,7 +22,7 @@ import inspect
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from xdsl.dialects.builtin import i64
+from xdsl.dialects.builtin import f64, i1, i64
 from xdsl.ir import Operation
 
 from dycl.dialects import dycl as d
@@ -67,6 +67,7 @@ class _TryContext:
     depth: int  # len(_caller_scopes) when the try began
     fn: Any
     handler_ops: set[int] = field(default_factory=set)  # ops emitted for handler paths
+    at_top: bool = True  # a try of forward itself (one in a called function: its raises are not lowered)
 
     def handler_for(self, cls: type) -> _Handler | None:
         for h in self.handlers:
@@ -85,12 +86,15 @@ def _may_fail(op: Operation, lowerer: Lowerer) -> str | None:
     if isinstance(op, d.WhileOp) and op.properties.get("max_iterations") is not None:
         return "a loop with an iteration guard"
     if isinstance(op, (d.CallFunctionOp, d.CallMethodOp)):
-        name = (op.target.data if isinstance(op, d.CallFunctionOp) else op.method.data).rpartition(".")[2]
+        target = op.target.data if isinstance(op, d.CallFunctionOp) else op.method.data
+        name = target.rpartition(".")[2]
         if name in _DATA_DEPENDENT_FAILURES:
             return f"'{name}', which fails on some tensor values"
-        if name == "getitem" and any(not isinstance(v.owner, Operation) or v.owner.name not in _CONSTANT_OPS
-                                     for v in op.operands[1:]):  # (an input index is a block argument)
+        if name == "getitem" and not all(_constant(v) for v in op.operands[1:]):
             return "indexing with a value computed at run time"
+        if not target.startswith("_operator.") and any(_run_time_number(v) for v in op.operands):
+            # (`x.reshape(n, -1)`, `x.topk(k)` with `n`, `k` read from data)
+            return f"'{name}' with an argument computed at run time"
         if name in ("truediv", "floordiv", "mod") and op.operands[1].type == i64:
             return "a division by a host integer"
         if isinstance(op, d.CallFunctionOp) and op.target.data.startswith("builtins.") and name not in (
@@ -101,6 +105,27 @@ def _may_fail(op: Operation, lowerer: Lowerer) -> str | None:
         if type(module).__name__ in _MODULES_THAT_INDEX:
             return f"'{op.path.data}' ({type(module).__name__}), which fails on out-of-range indices"
     return None
+
+
+def _constant(v: Any, depth: int = 0) -> bool:
+    """Whether `v` is a compile-time constant (a tuple of them: `x[0, i]`'s index is not)."""
+    owner = v.owner
+    if not isinstance(owner, Operation) or owner.name not in _CONSTANT_OPS:
+        return False  # (an input, a block argument, a computed value)
+    return depth < 16 and all(_constant(o, depth + 1) for o in owner.operands)
+
+
+def _run_time_number(v: Any, depth: int = 0) -> bool:
+    """Whether `v` is a host number (or Python object) computed at run time: typed so,
+    or host arithmetic on such numbers (`int(t.sum()) + 1`, typed later)."""
+    if _constant(v):
+        return False
+    if v.type in (i64, f64, i1) or isinstance(v.type, d.PyObjType):
+        return True
+    owner = v.owner
+    return depth < 16 and isinstance(owner, d.CallFunctionOp) and owner.target.data.startswith("_operator.") and \
+        v.type == d.ANY and any(_run_time_number(o, depth + 1) for o in owner.operands) and \
+        all(_constant(o) or _run_time_number(o, depth + 1) for o in owner.operands)
 
 
 def _catches_builtin_errors(handlers: list[_Handler]) -> bool:
@@ -139,24 +164,22 @@ class TryLowering:
         # Raises jump to handlers only from forward's own top level (their path then ends forward).
         at_top = self.fn is not None and not self.fn.inline and scope.env is not None and self._fn_body is not None \
             and any(st is s for st in self._fn_body)
-        ctx = _TryContext(handlers, s.finalbody, rest, scope, len(self._caller_scopes), self.fn) if at_top else None
+        ctx = _TryContext(handlers, s.finalbody, rest, scope, len(self._caller_scopes), self.fn, at_top=at_top)
         mark = self._mark()
         saved = self.fallback
         self.fallback = "none"  # an untranslatable statement makes the whole try a region
-        if ctx is not None:
-            self.try_stack.append(ctx)
+        self.try_stack.append(ctx)
         try:
             self._lower_body(body, scope)
             if not scope.terminated:
                 self._lower_body(s.orelse, scope)
         finally:
             self.fallback = saved
-            if ctx is not None:
-                self.try_stack.pop()
+            self.try_stack.pop()
         if _catches_builtin_errors(handlers):
             ops = list(self.block.ops)
             start = ops.index(mark) + 1 if mark is not None else 0
-            skip = ctx.handler_ops if ctx is not None else set()
+            skip = ctx.handler_ops
             for top in ops[start:]:
                 for op in top.walk():
                     if id(op) in skip:
@@ -206,6 +229,8 @@ class TryLowering:
         catches it, else on the host (`dycl.raise`). Either way the path ends here."""
         for ctx in reversed(self.try_stack):
             handler = ctx.handler_for(e.cls)
+            if handler is not None and not ctx.at_top:
+                raise self.unsupported(node, "a raise caught by a try/except inside a called function")
             if handler is not None:
                 self._run_handler(ctx, handler, e, scope, node)
                 break

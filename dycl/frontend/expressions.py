@@ -6,6 +6,7 @@ what depends on tensor values becomes IR (`dycl.call_function "_operator.add"`,
 from __future__ import annotations
 
 import ast
+import collections
 import builtins
 import enum
 import inspect
@@ -381,6 +382,16 @@ class ExpressionLowering:
             if isinstance(obj, torch.Tensor):  # `consts.MEAN` of an imported module, a class's tensor
                 self._fold_read(base.obj, attr, node)
                 return self.outside_tensor(obj, node, f"'{base.qualname}.{attr}'")
+            if isinstance(obj, (list, dict, set)) and (inspect.isclass(base.obj) or inspect.ismodule(base.obj)):
+                # `type(self).history`, `Config.sizes`: read now (state where forward changes it;
+                # one of constants as a copy, whose `.append` is a change the host makes)
+                self._fold_read(base.obj, attr, node)
+                if _simple(obj):
+                    return self._object_value(obj, f"{base.qualname}.{attr}", attr, node)
+            if isinstance(getattr(obj, "__self__", None), (list, dict, set, bytearray, collections.deque)):
+                # (a bound method of a container has no importable name: `list.append` lost its list)
+                raise self.unsupported(node, f"'{attr}' of a Python {type(obj.__self__).__name__} held by "
+                                             f"'{base.qualname}'")
             q = qualname_of(obj) or f"{base.qualname}.{attr}"
             return GlobalRef(q, obj)
         if isinstance(base, SSAValue):

@@ -660,7 +660,11 @@ class RegionLowering:
                 if isinstance(node.func, ast.Attribute) and isinstance(node.func.value, ast.Attribute) and not \
                         self._reads_container(node.func, scope):
                     target = node.func.value
+                elif isinstance(node.func, ast.Attribute) and isinstance(node.func.value, ast.Subscript) and \
+                        node.func.attr in MUTATING_METHODS:
+                    target = node.func.value  # `self.extra["seen"].append(2)`: `extra` changes
                 self._note_call_writes(node.func, scope, depth)
+                self._note_modules_passed(node, scope)
             while isinstance(target, ast.Subscript):
                 target = target.value
             if isinstance(target, ast.Attribute):
@@ -669,6 +673,19 @@ class RegionLowering:
                     self.written_attrs.add((id(owner), target.attr))
                 elif not isinstance(target.value, ast.Name) or target.value.id not in scope.env:
                     self.unknown_writes = True
+
+    def _note_modules_passed(self: Lowerer, call: ast.Call, scope: _Scope) -> None:
+        """`Suppressor(self)`, `hook(self.block)`: code that is not the model's, handed a
+        module, may set any of its attributes (a context manager's `__exit__` counting)."""
+        root = call.func
+        while isinstance(root, (ast.Attribute, ast.Subscript, ast.Call)):
+            root = root.func if isinstance(root, ast.Call) else root.value
+        if isinstance(root, ast.Name) and root.id in _PURE_ROOTS:
+            return
+        for arg in (*call.args, *(k.value for k in call.keywords)):
+            module = self._static_module(arg, scope)
+            if module is not None:
+                self.written_attrs |= {(id(m), a) for m in module.modules() for a in vars(m) if not a.startswith("_")}
 
     def _reads_container(self: Lowerer, method: ast.Attribute, scope: _Scope) -> bool:
         """`self.config.get(k)`: a method of a Python dict/list/str held by the model

@@ -396,6 +396,59 @@ class AnyAllStopAtTheDecidingItem(nn.Module):
         return found, len(checked), x
 
 
+class TryAroundATupleIndexFromData(nn.Module):
+    """`x[0, i]` with `i` read from the data, under `except IndexError`: the index
+    tuple counted as a constant, so the try compiled as its body and raised."""
+
+    def forward(self, x):
+        i = int((x > 0).sum())
+        try:
+            v = x[0, i]
+        except IndexError:
+            v = x.sum()
+        return v
+
+
+class ReshapeBySizesFromData(nn.Module):
+    """`x.reshape(n, -1)` with `n` read from the data: typed by the one stand-in it
+    took (n = 1), the compiled model returned 1x3 for every n; in a try, the handler
+    never ran."""
+
+    def forward(self, x):
+        n = int((x > 0).sum()) + 1
+        try:
+            v = x.reshape(n, -1)
+        except RuntimeError:
+            v = x * 0
+        return v, x.reshape(-1, n) * 2
+
+
+class HaltLayer(Exception):
+    def __init__(self, h):
+        super().__init__("halt")
+        self.h = h
+
+
+class RaiseCaughtInAHelper(nn.Module):
+    """A helper's try/except catching what a method it calls raises: the raise went
+    to the host uncaught."""
+
+    def _cell(self, h):
+        if h.max() > 1.5:
+            raise HaltLayer(h)
+        return h * 2
+
+    def encode(self, x):
+        try:
+            out = self._cell(x)
+        except HaltLayer as e:
+            out = e.h - 100
+        return out
+
+    def forward(self, x):
+        return self.encode(x) + 1
+
+
 class InPlaceAliasInLoop(nn.Module):
     """`h -= e` in a counted loop while `x` is the same tensor: x sees every update
     (a rolled loop's block argument for `h` alone lost that: a silent wrong answer)."""
@@ -477,6 +530,12 @@ CASES["in_place_update_from_an_overlapping_view"] = (InPlaceUpdateFromAnOverlapp
 CASES["any_all_stop_at_the_deciding_item"] = (AnyAllStopAtTheDecidingItem, [
     (torch.tensor([[0.0, 1.0], [1.0, 0.0]]),), (torch.tensor([[-1.0, -1.0], [0.0, 1.0]]),),
     (torch.tensor([[1.0, 0.0], [0.0, 1.0]]),), (torch.tensor([[0.0, 0.0], [-2.0, -1.0]]),)])
+CASES["try_around_a_tuple_index_from_data"] = (TryAroundATupleIndexFromData, [
+    (torch.tensor([[1.0, -1.0]]),), (torch.ones(1, 2),), (-torch.ones(1, 2),)])
+CASES["reshape_by_sizes_from_data"] = (ReshapeBySizesFromData, [
+    (torch.tensor([[1.0, 1.0, -1.0]]),), (torch.tensor([[1.0, -1.0, -1.0]]),), (torch.ones(1, 3),),
+    (-torch.ones(1, 3),)])
+CASES["raise_caught_in_a_helper"] = (RaiseCaughtInAHelper, [(torch.zeros(1, 2),), (torch.full((1, 2), 2.0),)])
 CASES["nested_breaks"] = (
     NestedBreaks,
     [(torch.randn(1, 4, generator=torch.Generator().manual_seed(s)) * 2 + 0.5,) for s in range(16)],
