@@ -76,7 +76,11 @@ def _object_restorers(values: Any) -> list[Callable[[], None]]:
         if id(v) in seen or isinstance(v, (torch.Tensor, nn.Module, type, str, bytes, int, float, bool)) or v is None:
             return
         seen.add(id(v))
-        if isinstance(v, collections.deque):
+        if isinstance(v, (list, tuple, dict)) and depth < 3:
+            # (the callbacks in `self.callbacks = [Counter(), ...]`; their lists are restored apart)
+            for x in (v.values() if isinstance(v, dict) else v):
+                visit(x, depth + 1)
+        elif isinstance(v, collections.deque):
             items = list(v)
             out.append(lambda v=v, items=items: (v.clear(), v.extend(items)))
         elif isinstance(v, torch.Generator):
@@ -97,16 +101,32 @@ def _object_restorers(values: Any) -> list[Callable[[], None]]:
                 with contextlib.suppress(ValueError):  # (an empty cell)
                     cells.append((cell, cell.cell_contents))
             out.append(lambda cells=cells: [setattr(c, "cell_contents", x) for c, x in cells])
-        elif depth == 0 and hasattr(v, "__dict__") and not inspect.isroutine(v) and not inspect.ismodule(v) \
+        elif depth < 3 and hasattr(v, "__dict__") and not inspect.isroutine(v) and not inspect.ismodule(v) \
                 and not isinstance(v, functools.partial) and isinstance(vars(v), dict):
             # (a callable object too: `self.cb = Counter()` counting its calls)
             attrs = dict(vars(v))
-            out.append(lambda v=v, attrs=attrs: (vars(v).clear(), vars(v).update(attrs)))
+            held = _containers(attrs.values())  # (`self.items = []` a method appends to)
+            out.append(lambda v=v, attrs=attrs, held=held: (vars(v).clear(), vars(v).update(attrs),
+                                                             _restore_containers(held)))
             for x in attrs.values():
                 visit(x, depth + 1)
 
     for v in values:
         visit(v, 0)
+    return out
+
+
+def _tensors_held(values: Any, depth: int = 3) -> list[torch.Tensor]:
+    """The tensors among `values` and in the lists, tuples and dicts they hold
+    (`self.mem = [torch.zeros(3)]`, a helper's default `store=torch.zeros(2)`)."""
+    out: list[torch.Tensor] = []
+    todo = [(v, 0) for v in values]
+    while todo:
+        v, level = todo.pop()
+        if isinstance(v, torch.Tensor):
+            out.append(v)
+        elif isinstance(v, (list, tuple, dict)) and level < depth:
+            todo += [(x, level + 1) for x in (v.values() if isinstance(v, dict) else v)]
     return out
 
 
@@ -161,7 +181,8 @@ def protected(model: nn.Module, user_globals: dict[str, Any] | None = None) -> I
     # Parameters, buffers and plain tensor attributes: a region may update any in place.
     tensors: dict[int, torch.Tensor] = {}
     for m in model.modules():
-        for t in (*m._parameters.values(), *m._buffers.values(), *(v for v in m.__dict__.values() if isinstance(v, torch.Tensor))):
+        for t in (*m._parameters.values(), *m._buffers.values(), *_tensors_held(m.__dict__.values()),
+                  *_tensors_held(defaults)):
             if t is not None and not t.is_meta:
                 tensors.setdefault(id(t), t)
     buffers = [(t, t.detach().clone(), t._version) for t in tensors.values()]

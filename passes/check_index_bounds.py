@@ -187,6 +187,8 @@ def _sites(op: Operation, model: nn.Module) -> list[_Site]:
         # as eager's CPU kernels raise
         error = _GATHER if kind == "scatter" else _SUBSCRIPT if kind == "copy" else \
             _SELECT_INNER if base == "index_select" and dim else _RANGE
+        if base.startswith("index_add") and rank == 1:
+            error = _RANGE  # (eager's kernel for a 1-D input indexes as index_select does)
         return [_Site(op, idx_at, 0, known[0], dim, error, sized=known[1])]
     if base == "repeat_interleave" and (name == base) == isinstance(op, d.CallMethodOp) and len(op.args) >= 2 and \
             _int_tensor(op.args[1]):

@@ -407,14 +407,64 @@ class ExitWritesTheModel(nn.Module):
         return out, self.suppressed
 
 
+class TensorInAList(nn.Module):
+    """A tensor in a Python list, updated in place: the compile's runs updated it too."""
+
+    def __init__(self):
+        super().__init__()
+        self.mem = [torch.zeros(4)]
+
+    def forward(self, x):
+        self.mem[0] += x[0]
+        return self.mem[0] * 1
+
+
+class _History:
+    def __init__(self):
+        self.items = []
+
+    def push(self, v):
+        self.items.append(v)
+
+
+class HelperObjects(nn.Module):
+    """Callbacks in a list and a history object whose method appends: the compile's
+    runs counted and appended too."""
+
+    def __init__(self):
+        super().__init__()
+        self.callbacks = [_Counter() for _ in range(2)]
+        self.hist = _History()
+
+    def forward(self, x):
+        h = x
+        for cb in self.callbacks:
+            h = cb(h)
+        self.hist.push(float(x.sum()))
+        return h - len(self.hist.items), [c.count for c in self.callbacks]
+
+
+class DefaultTensor(nn.Module):
+    """A helper's default tensor updated in place (one tensor, made once)."""
+
+    def acc(self, h, store=torch.zeros(4)):
+        if h.sum() > 0:
+            store += h[0]
+        return store.clone()
+
+    def forward(self, x):
+        return x + self.acc(x)
+
+
 MODELS.update({"shared_buffer": (SharedBuffer, (2, 4)), "foreach_ema": (ForeachEma, (2, 4)),
                "function_forms": (FunctionForms, (2, 4)), "lazy_hasattr": (LazyHasattr, (2, 4)),
                "list_in_a_dict": (ListInADict, (2, 4)), "callable_helper": (CallableHelper, (2, 4)),
-               "exit_writes_the_model": (ExitWritesTheModel, (2, 4))})
+               "exit_writes_the_model": (ExitWritesTheModel, (2, 4)), "tensor_in_a_list": (TensorInAList, (2, 4)),
+               "helper_objects": (HelperObjects, (2, 4))})
 
 
 @pytest.mark.parametrize("name", ["shared_buffer", "foreach_ema", "function_forms", "lazy_hasattr", "list_in_a_dict",
-                                  "callable_helper", "exit_writes_the_model"])
+                                  "callable_helper", "exit_writes_the_model", "tensor_in_a_list", "helper_objects"])
 def test_styles_a_probe_found_match_eager(name):
     """These gave other values than eager (a shared buffer counted once, the EMA and
     the clamp never reached the buffers, the lazily made state started again each
@@ -459,6 +509,20 @@ def test_class_level_containers_forward_changes():
     _ClassHistory.history.clear()
     _ClassHistory.kinds.clear()
     assert [cm(x)[1:] for _ in range(2)] == want == [(1, 1), (2, 2)]
+
+
+def test_the_compile_leaves_a_default_tensor_as_it_was():
+    (store,) = DefaultTensor.acc.__defaults__
+    model, x = DefaultTensor(), torch.ones(1, 4)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", FallbackWarning)
+        cm = dycl.compile(model, [x], backend="torch")
+    assert torch.equal(store, torch.zeros(4))  # (the compile's own runs added to it)
+    got = [cm(x) for _ in range(2)]
+    store.zero_()
+    want = [model(x) for _ in range(2)]
+    store.zero_()
+    assert all(torch.equal(g, w) for g, w in zip(got, want))
 
 
 def test_the_compile_leaves_pythons_random_state():
