@@ -270,7 +270,7 @@ class _CallEffects(MemoryEffect):
             return None  # `toks.sort()` may change the list; an empty list's dtype is checked
         if name.endswith("_") and not name.endswith("__"):
             return None
-        if isinstance(op, CallFunctionOp) and _may_raise_on_data(name, op):
+        if isinstance(op, CallFunctionOp) and may_raise_on_data(name, op):
             return None  # (`a = math.log(s)` unused: eager raises for s < 0, so must the host)
         return set()
 
@@ -283,7 +283,7 @@ _MATH_NEVER_RAISES = frozenset({"math.isnan", "math.isinf", "math.isfinite", "ma
                                 "math.isclose"})
 
 
-def _may_raise_on_data(name: str, op: Operation) -> bool:
+def may_raise_on_data(name: str, op: Operation) -> bool:
     """Whether the call may raise for some values of its run-time operands (not for
     sizes, which shape-inference checks): kept where its result is unused."""
     def constant(v: SSAValue) -> bool:

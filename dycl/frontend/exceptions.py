@@ -97,6 +97,10 @@ def _may_fail(op: Operation, lowerer: Lowerer) -> str | None:
             return f"'{name}' with an argument computed at run time"
         if name in ("truediv", "floordiv", "mod") and op.operands[1].type == i64:
             return "a division by a host integer"
+        if isinstance(op, d.CallFunctionOp) and d.may_raise_on_data(target, op):
+            return f"'{name}' of run-time numbers, which raises for some of them (math domain, zero division)"
+        if name in ("floordiv", "mod", "remainder", "fmod", "floor_divide", "div") and not _constant(op.operands[1]):
+            return f"'{name}' by a run-time divisor (an integer tensor's zero raises)"
         if isinstance(op, d.CallFunctionOp) and op.target.data.startswith("builtins.") and name not in (
                 "getattr", "slice", "len", "isinstance", "dict"):
             return f"the Python builtin '{name}'"

@@ -91,6 +91,12 @@ def _walk_scope(nodes: list[ast.AST]) -> Iterator[tuple[ast.AST, bool]]:
         stack.extend((c, inner) for c in ast.iter_child_nodes(node))
 
 
+def _in_function(node: ast.AST, stmts: list[ast.stmt]) -> bool:
+    """Whether `node` sits inside a function or lambda defined in `stmts`."""
+    return any(node in set(ast.walk(f)) for s in stmts for f in ast.walk(s)
+               if isinstance(f, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)))
+
+
 def names_of(stmts: list[ast.stmt]) -> tuple[set[str], set[str]]:
     """(names read, names bound at the region's own level)."""
     loads: set[str] = set()
@@ -101,9 +107,12 @@ def names_of(stmts: list[ast.stmt]) -> tuple[set[str], set[str]]:
                 loads.add(node.id)
             elif not nested:
                 stores.add(node.id)
-        elif nested:
+        if isinstance(node, ast.NamedExpr) and isinstance(node.target, ast.Name) and \
+                not _in_function(node, stmts):
+            stores.add(node.target.id)  # (a walrus in a comprehension binds in the enclosing scope: PEP 572)
+        if nested:
             continue
-        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
             stores.add(node.name)
         elif isinstance(node, (ast.Import, ast.ImportFrom)):
             stores.update((a.asname or a.name).split(".")[0] for a in node.names)
@@ -559,9 +568,13 @@ class RegionLowering:
                     if val is old_seq:
                         env[k] = by_name[name]
         bound = definitely_bound(stmts)
+        # `del h`, `except ... as e` (Python deletes `e` after its handler): unbound on some paths
+        unbinds = {t.id for n in ast.walk(ast.Module(body=list(stmts), type_ignores=[]))
+                   if isinstance(n, ast.Delete) for t in n.targets if isinstance(t, ast.Name)} | {
+                   n.name for s in stmts for n in ast.walk(s) if isinstance(n, ast.ExceptHandler) and n.name}
         for name in outs:
             before = scope.env.get(name)
-            if name not in bound and (before is None or before in self.maybe_unbound):
+            if name in unbinds or name not in bound and (before is None or before in self.maybe_unbound):
                 self.maybe_unbound.add(by_name[name])  # bound on some of the region's paths only
             scope.env[name] = by_name[name]
         return results

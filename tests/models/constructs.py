@@ -449,6 +449,53 @@ class RaiseCaughtInAHelper(nn.Module):
         return self.encode(x) + 1
 
 
+class TryAroundHostMath(nn.Module):
+    """Handlers around host math that raises for some values (a negative root, a zero
+    divisor, an integer tensor's remainder by zero): the try compiled as its body."""
+
+    def forward(self, x):
+        v = x.sum().item()
+        try:
+            r = math.sqrt(v)
+        except ValueError:
+            r = -1.0
+        n = float((x > 0).sum())
+        try:
+            q = 1.0 / n
+        except ZeroDivisionError:
+            q = -1.0
+        try:
+            m = torch.tensor(7) % (x > 0).sum()
+        except RuntimeError:
+            m = torch.tensor(-1)
+        return r, q, m
+
+
+class ReadAfterDelOrExcept(nn.Module):
+    """`del h` on one path, and `e` after `except ... as e:` (Python deletes it): the
+    region handed back dycl's unbound marker, which forward returned."""
+
+    def forward(self, x):
+        h = x * 2
+        if x.sum() > 0:
+            del h
+        e = x
+        try:
+            if x.max() > 2:
+                raise KeyError("k")
+        except KeyError as e:
+            pass
+        return h, e
+
+
+class WalrusInAComprehension(nn.Module):
+    """`[(last := ...) for ...]` binds `last` in forward (PEP 572): the region did not hand it back."""
+
+    def forward(self, x):
+        ys = [(last := x[0, i] * 2) for i in range(3)]
+        return torch.stack(ys), last
+
+
 class InPlaceAliasInLoop(nn.Module):
     """`h -= e` in a counted loop while `x` is the same tensor: x sees every update
     (a rolled loop's block argument for `h` alone lost that: a silent wrong answer)."""
@@ -536,6 +583,11 @@ CASES["reshape_by_sizes_from_data"] = (ReshapeBySizesFromData, [
     (torch.tensor([[1.0, 1.0, -1.0]]),), (torch.tensor([[1.0, -1.0, -1.0]]),), (torch.ones(1, 3),),
     (-torch.ones(1, 3),)])
 CASES["raise_caught_in_a_helper"] = (RaiseCaughtInAHelper, [(torch.zeros(1, 2),), (torch.full((1, 2), 2.0),)])
+CASES["try_around_host_math"] = (TryAroundHostMath, [
+    (torch.tensor([[1.0, -1.0, 3.0]]),), (-torch.ones(1, 3),), (torch.ones(1, 3),)])
+CASES["read_after_del_or_except"] = (ReadAfterDelOrExcept, [
+    (-torch.ones(1, 3),), (torch.ones(1, 3),), (torch.tensor([[-5.0, 0.0, 3.0]]),)])
+CASES["walrus_in_a_comprehension"] = (WalrusInAComprehension, [(torch.tensor([[1.0, -1.0, 1.0]]),), (-torch.ones(1, 3),)])
 CASES["nested_breaks"] = (
     NestedBreaks,
     [(torch.randn(1, 4, generator=torch.Generator().manual_seed(s)) * 2 + 0.5,) for s in range(16)],
