@@ -435,3 +435,19 @@ def test_an_empty_index_assignment_is_not_exported():
     cm = dycl.compile(model, [x, empty], backend="onnxruntime")
     assert any("index tensor with no elements" in f for f in cm.report.fallbacks)
     assert torch.equal(cm(x, empty), model(x, empty))
+
+
+class HalfAgainstAScalar(nn.Module):
+    def forward(self, x):
+        h = x.half()
+        return h >= 0.1, (h * 0.3333 + 1000.0).float()
+
+
+def test_half_precision_math_is_not_built_on_onnxruntime():
+    # ONNX Runtime's CPU kernels compute it in float32: half(0.1) >= 0.1 was False.
+    x = torch.tensor([0.1, 0.0999, 0.3, 0.05])
+    model = HalfAgainstAScalar()
+    cm = dycl.compile(model, [x], backend="onnxruntime")
+    assert any("float16/bfloat16" in f for f in cm.report.fallbacks)
+    got, want = cm(x), model(x)
+    assert torch.equal(got[0], want[0]) and torch.equal(got[1], want[1])

@@ -168,6 +168,19 @@ def _one_row_mask_assignment(gm: torch.fx.GraphModule) -> str | None:
     return None
 
 
+def _half_precision_node(gm: torch.fx.GraphModule) -> str | None:
+    """A node computing a float16 or bfloat16 tensor (in the run ShapeProp recorded):
+    ONNX Runtime's CPU kernels and the exporter's scalar handling compute such math
+    in float32 (`h >= 0.1` on a half `h`, `h * 0.3333`), so results differ from eager's."""
+    for n in gm.graph.nodes:
+        meta = n.meta.get("tensor_meta")
+        metas = [meta] if hasattr(meta, "dtype") else meta if isinstance(meta, (tuple, list)) else []
+        if n.op in ("call_function", "call_method", "call_module") and any(
+                getattr(m, "dtype", None) in (torch.float16, torch.bfloat16) for m in metas):
+            return f"node {n.name}"
+    return None
+
+
 def _empty_index_assignment(gm: torch.fx.GraphModule) -> str | None:
     """`out[idx] = v` / `out[idx] += v` (dycl.tensor_ops.setitem) whose index tensor
     had no elements in the run ShapeProp recorded: torch's TorchScript exporter
@@ -269,6 +282,9 @@ class OnnxRuntimeBackend(Backend):
         if (where := _one_row_mask_assignment(recorded)) is not None:
             raise BackendError(f"sub-DNN {spec.name} assigns {where} through a boolean mask selecting at most one "
                                "row here; the ONNX export keeps that count (other counts fail in Reshape)")
+        if target.kind == "llvm" and (where := _half_precision_node(recorded)) is not None:
+            raise BackendError(f"sub-DNN {spec.name} computes in float16/bfloat16 ({where}), which ONNX Runtime's "
+                               "CPU kernels compute in float32")
         if (where := _empty_index_assignment(recorded)) is not None:
             raise BackendError(f"sub-DNN {spec.name} assigns through an index tensor with no elements ({where}), "
                                "which crashes torch's ONNX exporter")
