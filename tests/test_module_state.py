@@ -496,6 +496,32 @@ class _ClassHistory(nn.Module):
         return x * 2, len(self.history), len(type(self).kinds)
 
 
+def _record(items, v):
+    items.append(v)
+
+
+class _ClassHistoryThroughHelpers(nn.Module):
+    hist = []
+    seen = []
+
+    def forward(self, x):
+        _record(type(self).hist, 1)  # (inlined: the helper's list was a compile-time copy)
+        h = type(self).seen
+        h.insert(0, 2)
+        return x * 2, len(type(self).hist), len(h)
+
+
+def test_class_level_containers_forward_changes_through_a_helper_or_an_alias():
+    model, x = _ClassHistoryThroughHelpers(), torch.ones(1, 4)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", FallbackWarning)
+        cm = dycl.compile(model, [x], backend="torch")
+    got = [cm(x)[1:] for _ in range(2)]
+    _ClassHistoryThroughHelpers.hist.clear()
+    _ClassHistoryThroughHelpers.seen.clear()
+    assert got == [model(x)[1:] for _ in range(2)] == [(1, 1), (2, 2)]
+
+
 def test_class_level_containers_forward_changes():
     # `type(self).history.append(1)` lowered to `list.append(1)` without its list: dropped
     # silently, and `len(self.history)` folded to 0.

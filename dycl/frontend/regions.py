@@ -234,8 +234,10 @@ def mutated_names(stmts: list[ast.stmt], env: dict[str, Value]) -> set[str]:
                 base = f.value
                 while isinstance(base, (ast.Subscript, ast.Attribute)):
                     base = base.value  # v[0].add_(...) writes into v
-                if isinstance(base, ast.Name) and (f.attr.endswith("_") or isinstance(env.get(base.id), SeqVal) or (
-                        f.attr in MUTATING_METHODS and isinstance(env.get(base.id), SSAValue))):
+                held = env.get(base.id) if isinstance(base, ast.Name) else None
+                if isinstance(base, ast.Name) and (f.attr.endswith("_") or isinstance(held, SeqVal) or (
+                        f.attr in MUTATING_METHODS and (isinstance(held, SSAValue) or isinstance(held, Static) and
+                                                        isinstance(held.value, (list, dict, set))))):
                     out.add(base.id)  # x.add_(...), xs.append(...) (also a list made at run time)
                 elif not isinstance(base, ast.Name) and (f.attr.endswith("_") or f.attr in MUTATING_METHODS):
                     # `(pos if c else neg).append(v)`: whichever the receiver turns out to be
@@ -431,6 +433,11 @@ class RegionLowering:
         if _shares_changed_containers(scope.env, mutated):
             # (`ref = groups[1]`, or `[[]] * 2`, then the region appends through `groups`: the
             # region would get copies that share nothing, and `ref` would miss the change)
+            raise Widen(error)
+        if any(isinstance(scope.env[n], Static) and isinstance(scope.env[n].value, (list, dict, set))  # type: ignore[union-attr]
+               for n in mutated):
+            # (`record(type(self).hist, 1)` inlined: `lst` holds a compile-time copy of the class's
+            # list, and the region would append to that copy; the caller's code reaches the list)
             raise Widen(error)
         operands: list[SSAValue] = []
         params: list[str] = []
@@ -689,7 +696,8 @@ class RegionLowering:
 
     def _note_modules_passed(self: Lowerer, call: ast.Call, scope: _Scope) -> None:
         """`Suppressor(self)`, `hook(self.block)`: code that is not the model's, handed a
-        module, may set any of its attributes (a context manager's `__exit__` counting)."""
+        module, may set any of its attributes (a context manager's `__exit__` counting),
+        and handed a container the model or a class holds, may change it."""
         root = call.func
         while isinstance(root, (ast.Attribute, ast.Subscript, ast.Call)):
             root = root.func if isinstance(root, ast.Call) else root.value
@@ -699,6 +707,9 @@ class RegionLowering:
             module = self._static_module(arg, scope)
             if module is not None:
                 self.written_attrs |= {(id(m), a) for m in module.modules() for a in vars(m) if not a.startswith("_")}
+            elif isinstance(arg, ast.Attribute) and (owner := self._static_object(arg.value, scope)) is not None and \
+                    isinstance(getattr(owner, arg.attr, None), (list, dict, set)):
+                self.written_attrs.add((id(owner), arg.attr))  # `record(type(self).hist, v)` may append
 
     def _reads_container(self: Lowerer, method: ast.Attribute, scope: _Scope) -> bool:
         """`self.config.get(k)`: a method of a Python dict/list/str held by the model
