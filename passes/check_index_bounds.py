@@ -142,6 +142,11 @@ def _int_constant(v: SSAValue) -> int | None:
     return None
 
 
+def _string_constant(v: SSAValue) -> str | None:
+    owner = v.owner
+    return owner.value.data if isinstance(owner, d.ConstantOp) and isinstance(owner.value, StringAttr) else None
+
+
 def _arg(op: Operation, i: int, keyword: str) -> int | None:
     """The operand index of Python argument `i` (or `keyword=`) of a call op."""
     assert isinstance(op, (d.CallFunctionOp, d.CallMethodOp, d.CallModuleOp))
@@ -189,7 +194,9 @@ def _sites(op: Operation, model: nn.Module) -> list[_Site]:
             _SELECT_INNER if base == "index_select" and dim else _RANGE
         if base.startswith("index_add") and rank == 1:
             error = _RANGE  # (eager's kernel for a 1-D input indexes as index_select does)
-        return [_Site(op, idx_at, 0, known[0], dim, error, sized=known[1])]
+        # (index_fill takes negative indices, counted from the end, as eager does)
+        lo = -known[0] if base.startswith("index_fill") and known[1] is None else 0
+        return [_Site(op, idx_at, lo, known[0], dim, error, sized=known[1])]
     if base == "repeat_interleave" and (name == base) == isinstance(op, d.CallMethodOp) and len(op.args) >= 2 and \
             _int_tensor(op.args[1]):
         return [_Site(op, 1, 0, 0, 0, _REPEATS, nonnegative=True)]
@@ -200,6 +207,12 @@ def _sites(op: Operation, model: nn.Module) -> list[_Site]:
     if base in _NO_IDENTITY and isinstance(op.args[0].type, TensorType) and (
             name == base) == isinstance(op, d.CallMethodOp) and _may_be_empty(op):
         return [_Site(op, 0, 0, 0, 0, _empty_reduction(op, base), nonempty=True)]
+    if base in ("div", "divide", "div_", "divide_") and (name == base) == isinstance(op, d.CallMethodOp) and \
+            (rounding := _arg(op, 2, "rounding_mode")) is not None and _string_constant(op.args[rounding]) in (
+                "trunc", "floor") and _int_tensor(op.args[0]) and (
+            _int_tensor(op.args[1]) or op.args[1].type == i64 and _int_constant(op.args[1]) is None):
+        # (an integer division by zero traps the process in compiled kernels: SIGFPE)
+        return [_Site(op, 1, 0, 0, 0, _DIVIDE, nonzero=True)]
     if name in _DIVISIONS and len(op.args) == 2 and _int_tensor(op.args[0]) and (
             _int_tensor(op.args[1]) or op.args[1].type == i64 and _int_constant(op.args[1]) is None):
         return [_Site(op, 1, 0, 0, 0, _DIVIDE, nonzero=True)]

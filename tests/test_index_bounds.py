@@ -321,3 +321,27 @@ def test_zero_dim_tensor_index(backend):
         if want_exc is None:
             assert all(torch.equal(a, b) for a, b in zip(want, got)), inputs
     assert 0 < raised < 24
+
+
+class TruncDivision(nn.Module):
+    def forward(self, a, b):
+        return torch.div(a, b.sum(), rounding_mode="trunc"), a.index_fill(0, b.clamp(-4, 3), 0)
+
+
+@pytest.mark.slow
+def test_integer_division_and_negative_fill_indices_on_tvm():
+    # An integer trunc division by zero trapped the process (SIGFPE) in TVM's kernel, and the
+    # build check's probe of INT_MIN / -1 trapped torch's own (inside dycl.compile); index_fill
+    # takes negative indices, which the bounds check refused.
+    a, b = torch.tensor([7, -7, 5, -5]), torch.tensor([2, 2, -3, -3])
+    model = TruncDivision()
+    cm = dycl.compile(model, [a, b], backend="tvm")
+    for bb in (b, torch.tensor([-1, 0, 2, -4]), torch.tensor([1, -1, 0, 0])):
+        try:
+            want = model(a, bb)
+        except RuntimeError as e:
+            with pytest.raises(RuntimeError, match=str(e)):
+                cm(a, bb)
+            continue
+        got = cm(a, bb)
+        assert all(torch.equal(g, w) for g, w in zip(got, want))

@@ -40,6 +40,10 @@
 // CHECK:         %[[DIV:.*]] = dycl.call_function "torch.where"(%[[ZERO]], %{{.*}}, %b)
 // CHECK-NEXT:    %rem = dycl.call_function "_operator.mod"(%a, %[[DIV]])
 // CHECK:         dycl.constant "ZeroDivisionError"
+// So is `torch.div(a, b, rounding_mode="trunc")` (TVM's kernel trapped: SIGFPE).
+// CHECK:         %[[TZERO:.*]] = dycl.call_function "_operator.eq"(%b, %{{.*}}) : (tensor<2xi64>, i64) -> tensor<2xi1>
+// CHECK:         %[[TDIV:.*]] = dycl.call_function "torch.where"(%[[TZERO]], %{{.*}}, %b)
+// CHECK-NEXT:    %quo = dycl.call_function "torch.div"(%a, %[[TDIV]], %trunc)
 
 // A subscript the host read (`x[n]`): -2 <= n < 2 on the host, where n is made;
 // the op reads index 0 where it fails (the kernel never reads past the end) and
@@ -108,6 +112,8 @@ func.func @forward(%ids: tensor<1x3xi64>, %x: tensor<2x5xf32>, %j: tensor<2xi64>
   %best = dycl.call_method "argmax"(%twelve, %one) : (tensor<1x12xf32>, i64) -> tensor<1xi64>
   %e2 = dycl.call_module "decoder.embedding"(%best) : (tensor<1xi64>) -> tensor<1x16xf32>
   %rem = dycl.call_function "_operator.mod"(%a, %b) : (tensor<2xi64>, tensor<2xi64>) -> tensor<2xi64>
+  %trunc = dycl.constant "trunc" : !dycl.pyobj
+  %quo = dycl.call_function "torch.div"(%a, %b, %trunc) {kwargs = ["rounding_mode"]} : (tensor<2xi64>, tensor<2xi64>, !dycl.pyobj) -> tensor<2xi64>
   %cnt = dycl.call_method "sum"(%b) : (tensor<2xi64>) -> tensor<i64>
   %hn = dycl.item %cnt : tensor<i64> -> i64
   %hrem = dycl.call_function "_operator.mod"(%a, %hn) : (tensor<2xi64>, i64) -> tensor<2xi64>
