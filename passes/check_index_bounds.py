@@ -62,6 +62,9 @@ _NARROW = ("builtins.RuntimeError", "start + length exceeds dimension size ({siz
 _NARROW_START = ("builtins.IndexError", "start out of range (expected to be in range of [-n, n] for the dimension "
                                         "size n = {size})")
 _REPEATS = ("builtins.RuntimeError", "repeats can not be negative")
+_TARGET = ("builtins.IndexError", "Target is out of bounds.")
+# Losses over class indices: (target's argument position, ignore_index's default).
+_CLASS_LOSSES = {"torch.nn.functional.cross_entropy": 1, "torch.nn.functional.nll_loss": 1}
 
 # Ops taking (input, dim, index, ...), by what eager raises for a bad index.
 _DIM_INDEX_OPS = {
@@ -99,6 +102,7 @@ class _Site:
     # A size known only at run time (`?`): dim `dim` of this tensor (then `size` is -1).
     sized: SSAValue | None = None
     nonnegative: bool = False  # `operand` must be >= 0 (repeat counts)
+    ignore: int | None = None  # a value allowed besides the range (a loss's ignore_index)
 
 
 def _name(op: Operation) -> str:
@@ -197,6 +201,15 @@ def _sites(op: Operation, model: nn.Module) -> list[_Site]:
         # (index_fill takes negative indices, counted from the end, as eager does)
         lo = -known[0] if base.startswith("index_fill") and known[1] is None else 0
         return [_Site(op, idx_at, lo, known[0], dim, error, sized=known[1])]
+    if name in _CLASS_LOSSES and (target := _arg(op, 1, "target")) is not None and _int_tensor(op.args[target]) \
+            and isinstance(op.args[0].type, TensorType) and len(op.args[0].type.get_shape()) >= 1:
+        shape = op.args[0].type.get_shape()
+        classes = shape[1] if len(shape) >= 2 else shape[0]
+        at = _arg(op, 4, "ignore_index")
+        ignore = -100 if at is None else _int_constant(op.args[at])
+        if classes >= 0 and ignore is not None:
+            # (eager raises for a class index out of range; kernels read past the input)
+            return [_Site(op, target, 0, classes, 1, _TARGET, ignore=ignore)]
     if base == "repeat_interleave" and (name == base) == isinstance(op, d.CallMethodOp) and len(op.args) >= 2 and \
             _int_tensor(op.args[1]):
         return [_Site(op, 1, 0, 0, 0, _REPEATS, nonnegative=True)]
@@ -428,12 +441,18 @@ def _guard(site: _Site, model_op: Operation) -> None:
     ge = emit(d.CallFunctionOp("_operator.ge", [idx, lo], result_type=mask_type))
     le = emit(d.CallFunctionOp("_operator.le", [idx, hi], result_type=mask_type))
     both = emit(d.CallFunctionOp("_operator.and_", [ge, le], result_type=mask_type))
+    if site.ignore is not None:  # (a loss's ignore_index passes as it is)
+        skip = emit(arith.ConstantOp(IntegerAttr(site.ignore, i64)))
+        ignored = emit(d.CallFunctionOp("_operator.eq", [idx, skip], result_type=mask_type))
+        both = emit(d.CallFunctionOp("_operator.or_", [both, ignored], result_type=mask_type))
     ok = emit(d.CallMethodOp("all", [both], result_type=TensorType(i1, [])))
     if site.sized is None:
         size = emit(arith.ConstantOp(IntegerAttr(site.size, i64)))
     # Wrapped into 0..size-1 (negative subscripts as Python wraps them): kernels
     # never read out of range, nor see a negative index (TVM's take does not wrap).
     safe = emit(d.CallFunctionOp("torch.remainder", [idx, size], result_type=t))
+    if site.ignore is not None:
+        safe = emit(d.CallFunctionOp("torch.where", [ignored, idx, safe], result_type=t))
     _finish(site, ops, safe, ok, model_op)
 
 

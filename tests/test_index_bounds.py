@@ -345,3 +345,35 @@ def test_integer_division_and_negative_fill_indices_on_tvm():
             continue
         got = cm(a, bb)
         assert all(torch.equal(g, w) for g, w in zip(got, want))
+
+
+class SegmentationLoss(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.head = nn.Conv2d(3, 4, 1)
+
+    def forward(self, x, target):
+        loss = F.cross_entropy(self.head(x), target, ignore_index=255)
+        return loss * 2 if loss > 1.0 else loss, F.nll_loss(self.head(x)[:, :, 0, 0], target[:, 0, 0], reduction="none")
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("backend", ["tvm", "onnxruntime"])
+def test_class_targets_out_of_range_raise_as_in_eager(backend):
+    # A target past the classes returned a loss (TVM read past the input: -3e-41).
+    torch.manual_seed(0)
+    model = SegmentationLoss().eval()
+    x = torch.randn(2, 3, 2, 2)
+    target = torch.tensor([[[1, 2], [255, 0]], [[3, 3], [0, 1]]])
+    cm = dycl.compile(model, [x, target], backend=backend)
+    bad = target.clone()
+    bad[1, 0, 0] = 9
+    for t in (target, bad, target - 1, torch.full_like(target, 255)):
+        try:
+            want = model(x, t)
+        except IndexError:
+            with pytest.raises(IndexError, match="Target .*is out of bounds"):  # (the host's lacks the value)
+                cm(x, t)
+            continue
+        got = cm(x, t)
+        assert all(torch.allclose(g, w, atol=1e-5, equal_nan=True) for g, w in zip(got, want))
