@@ -3,6 +3,7 @@
 module-level constants changed after the compile run the model as eager Python
 (a FallbackWarning), where they gave the old model's answer silently."""
 
+import functools
 import warnings
 
 import pytest
@@ -233,3 +234,21 @@ def test_forward_updating_tensors_held_outside_the_model_runs_as_eager():
     want = [model(x) for x in xs]
     reset()
     assert all(torch.equal(a, b) for a, b in zip(got, want))
+
+
+class _PartialActivation(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.act = functools.partial(torch.nn.functional.leaky_relu, negative_slope=0.1)
+
+    def forward(self, x):
+        return self.act(x)
+
+
+def test_a_partials_keywords_changed_after_the_compile_are_seen():
+    model, x = _PartialActivation(), torch.tensor([[-1.0, 2.0]])
+    cm = dycl.compile(model, [x], backend="torch")
+    model.act.keywords["negative_slope"] = 5.0
+    with pytest.warns(FallbackWarning, match="act changed"):
+        got = cm(x)
+    assert torch.equal(got, model(x))

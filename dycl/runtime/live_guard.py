@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import copy
 import enum
+import functools
 from collections.abc import Iterable
 from itertools import repeat
 from operator import attrgetter, call, is_
@@ -137,7 +138,10 @@ class LiveModelGuard:
     def _read_changed(self) -> str | None:
         for holder, name, kind, (value, deep) in self._reads:
             now = _read(holder, name, kind)
-            if now is not value and not (deep and _same(now, value)):
+            if isinstance(deep, tuple):  # a partial: its function and arguments
+                if now is not value or not _same(_partial_state(now), deep):
+                    return f"{_label(holder, name, kind)} changed"
+            elif now is not value and not (deep and _same(now, value)):
                 return f"{'the global ' if kind == 'global' else ''}{_label(holder, name, kind)} changed"
         for holder, name, spec in self._state:
             if _state_spec(getattr(holder, name, None)) != spec:
@@ -202,11 +206,13 @@ def _global_hooks() -> list[dict]:
             if isinstance(d, dict)]
 
 
-def _snapshot(value: Any) -> tuple[Any, bool]:
+def _snapshot(value: Any) -> tuple[Any, Any]:
     """The value to compare with later, and whether equal values count as unchanged
     (numbers, strings, containers of them: copied); other objects by identity."""
     if isinstance(value, _IMMUTABLE) or _plain_container(value):
         return (value if isinstance(value, _IMMUTABLE) else copy.deepcopy(value)), True
+    if isinstance(value, functools.partial):  # (its keywords changed in place: `act.keywords["slope"] = 5`)
+        return value, _partial_state(value)
     try:
         import torch
 
@@ -215,6 +221,13 @@ def _snapshot(value: Any) -> tuple[Any, bool]:
     except ImportError:  # (the runtime needs no torch without torch models)
         pass
     return value, False
+
+
+def _partial_state(p: functools.partial) -> tuple[Any, ...]:
+    """What a partial calls with (copies of its arguments where they are plain values)."""
+    args, keywords = p.args, p.keywords
+    return (p.func, copy.deepcopy(args) if _plain_container(list(args)) else args,
+            copy.deepcopy(keywords) if _plain_container(keywords) else dict(keywords))
 
 
 def _plain_container(value: Any) -> bool:
