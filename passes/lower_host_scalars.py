@@ -64,14 +64,6 @@ def _const(value: int | float | bool, t: Attribute, emit: Emit) -> SSAValue:
     return emit(arith.ConstantOp(IntegerAttr(int(value), i64)))
 
 
-def _exact_in_float(v: SSAValue) -> bool:
-    """Whether an int operand is a constant a float64 holds exactly (a bool always is)."""
-    if _kind(v.type) == 0:
-        return True
-    op = v.owner
-    return isinstance(op, arith.ConstantOp) and abs(arith_constant_value(op)) <= 2 ** 53
-
-
 def _known_nonzero(v: SSAValue) -> bool:
     op = v.owner
     if isinstance(op, (arith.SIToFPOp, arith.UIToFPOp, arith.ExtUIOp)):
@@ -107,8 +99,6 @@ def _binary(name: str, a: SSAValue, b: SSAValue, emit: Emit) -> SSAValue | None:
         return emit(_BITWISE[name](_promote(a, kind, emit), _promote(b, kind, emit)))
     if name in _CMPI:
         kind = max(ka, kb)
-        if {ka, kb} == {1, 2} and not _exact_in_float(a if ka == 1 else b):
-            return None  # Python compares an int with a float exactly (2**53 + 1 > 2.0**53)
         return _compare(name, _promote(a, kind, emit), _promote(b, kind, emit), emit)
     kind = max(ka, kb, 1)  # arithmetic on bools is arithmetic on ints
     x, y = _promote(a, kind, emit), _promote(b, kind, emit)
@@ -117,8 +107,6 @@ def _binary(name: str, a: SSAValue, b: SSAValue, emit: Emit) -> SSAValue | None:
     if not _known_nonzero(b):
         return None  # ZeroDivisionError in Python: the host keeps the call
     if name == "truediv":
-        if kind == 1 and not (_exact_in_float(a) and _exact_in_float(b)):
-            return None  # Python rounds an int quotient once; two floats' quotient rounds thrice
         return emit(arith.DivfOp(_promote(x, 2, emit), _promote(y, 2, emit)))
     if kind == 2:
         return None  # float // and %: Python's rounding rules, not worth their cost here
@@ -273,9 +261,7 @@ class LowerHostScalarsPass(ModulePass):
     Expects: host functions (func.func without `dycl.subgraph`), usually after
     outline-subgraphs. Guarantees: a scalar call is replaced only where arith/math
     give Python's exact answer for every input (calls that can raise in Python,
-    e.g. a division by a run-time value, stay calls; so do a run-time int compared
-    with a float and an int's true division, which Python computes exactly past
-    2**53); sub-DNNs are not touched.
+    e.g. a division by a run-time value, stay calls); sub-DNNs are not touched.
     """
 
     name = "lower-host-scalars"

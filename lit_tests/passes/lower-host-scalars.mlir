@@ -10,9 +10,9 @@
 // CHECK:         %[[EQ:.*]] = arith.cmpi eq, %idx, %{{.*}} : i64
 // Python's `b < a` on bools compares 0 and 1: unsigned on i1.
 // CHECK:         arith.cmpi ult, %{{.*}}, %{{.*}} : i1
-// An int compared with a float is Python's exact comparison (2**53 + 1 > 2.0**53,
-// where the int as a float would compare equal): it stays a call.
-// CHECK:         dycl.call_function "_operator.ne"(%idx, %t) : (i64, f64) -> i1
+// An int compared with a float compares as floats; != is true for NaN.
+// CHECK:         %[[F:.*]] = arith.sitofp %idx : i64 to f64
+// CHECK-NEXT:    arith.cmpf une, %[[F]], %t : f64
 // `+` on a bool and an int is integer addition.
 // CHECK:         %[[B:.*]] = arith.extui %flag : i1 to i64
 // CHECK-NEXT:    arith.addi %[[B]], %idx : i64
