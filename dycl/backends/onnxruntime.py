@@ -168,15 +168,26 @@ def _one_row_mask_assignment(gm: torch.fx.GraphModule) -> str | None:
     return None
 
 
+# Half-precision nodes ONNX Runtime builds as eager computes them: a product or
+# quotient computes in float32 in the graph and rounds once (see fx.py), casts convert.
+_HALF_EXACT = frozenset({"mul", "truediv", "div", "half", "float", "bfloat16", "to", "type_as", "getitem"})
+
+
 def _half_precision_node(gm: torch.fx.GraphModule) -> str | None:
-    """A node computing a float16 or bfloat16 tensor (in the run ShapeProp recorded):
-    ONNX Runtime's CPU kernels and the exporter's scalar handling compute such math
-    in float32 (`h >= 0.1` on a half `h`, `h * 0.3333`), so results differ from eager's."""
-    for n in gm.graph.nodes:
-        meta = n.meta.get("tensor_meta")
+    """A node that computes on or yields a float16/bfloat16 tensor (in the run ShapeProp
+    recorded) other than a product, quotient or cast: ONNX Runtime's CPU kernels and
+    the exporter's scalar handling compute it in float32 (`h >= 0.1` on a half `h`
+    compared 0.0999755859375 with 0.1; `h * 0.3333 + 1000.0` kept float32 between ops)."""
+    def halves(meta: Any) -> bool:
         metas = [meta] if hasattr(meta, "dtype") else meta if isinstance(meta, (tuple, list)) else []
-        if n.op in ("call_function", "call_method", "call_module") and any(
-                getattr(m, "dtype", None) in (torch.float16, torch.bfloat16) for m in metas):
+        return any(getattr(m, "dtype", None) in (torch.float16, torch.bfloat16) for m in metas)
+
+    for n in gm.graph.nodes:
+        if n.op not in ("call_function", "call_method", "call_module"):
+            continue
+        name = str(getattr(n.target, "__name__", n.target)).rsplit(".", 1)[-1]
+        inputs = [a.meta.get("tensor_meta") for a in n.all_input_nodes]
+        if name not in _HALF_EXACT and (halves(n.meta.get("tensor_meta")) or any(map(halves, inputs))):
             return f"node {n.name}"
     return None
 
@@ -284,7 +295,7 @@ class OnnxRuntimeBackend(Backend):
                                "row here; the ONNX export keeps that count (other counts fail in Reshape)")
         if target.kind == "llvm" and (where := _half_precision_node(recorded)) is not None:
             raise BackendError(f"sub-DNN {spec.name} computes in float16/bfloat16 ({where}), which ONNX Runtime's "
-                               "CPU kernels compute in float32")
+                               "CPU kernels compute in float32 (other than products, quotients and casts)")
         if (where := _empty_index_assignment(recorded)) is not None:
             raise BackendError(f"sub-DNN {spec.name} assigns through an index tensor with no elements ({where}), "
                                "which crashes torch's ONNX exporter")
