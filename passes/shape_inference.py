@@ -1555,7 +1555,7 @@ class ShapeInferencePass(ModulePass):
         key = self.model or (op.attributes[MODEL_ATTR].data if isinstance(op.attributes.get(MODEL_ATTR), StringAttr)
                              else None)
         if self.grad_mode is not None and self.grad_mode not in GRAD_MODES:
-            raise PassError(f"shape-inference: grad-mode must be one of {', '.join(GRAD_MODES)}; got "
+            raise PassError(f"shape-inference: grad_mode must be one of {', '.join(GRAD_MODES)}; got "
                             f"'{self.grad_mode}'")
         inferrer = _Inferrer(op, model, key, self.grad_mode)
         for f in list(op.ops):

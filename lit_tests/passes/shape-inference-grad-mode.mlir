@@ -1,11 +1,14 @@
 // RUN: dycl-opt %s -p 'shape-inference{model="%examples/branchy.py:make_model" grad_mode="on"}' | filecheck %s --check-prefix=ON
 // RUN: dycl-opt %s -p 'shape-inference{model="%examples/branchy.py:make_model" grad_mode="off"}' | filecheck %s --check-prefix=OFF
 // RUN: dycl-opt %s -p 'shape-inference{model="%examples/branchy.py:make_model" grad_mode="inference"}' | filecheck %s --check-prefix=INF
+// RUN: not dycl-opt %s -p 'shape-inference{model="%examples/branchy.py:make_model" grad_mode="sideways"}' 2>&1 | filecheck %s --check-prefix=BAD
 
 // Autograd queries become the constants they give for calls in the caller's grad
 // mode (the option; by default the mode of the thread running the pass), each call
 // run in its own switches (`dycl.grad_mode`). The module records the mode they were
 // decided for: the compiled model checks it at each call.
+
+// BAD: error: shape-inference: grad_mode must be one of on, off, inference; got 'sideways'
 
 // ON:  builtin.module attributes {dycl.caller_grad_mode = "on"}
 // ON:    %[[P:.*]] = arith.constant true
