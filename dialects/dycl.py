@@ -283,12 +283,21 @@ _MATH_NEVER_RAISES = frozenset({"math.isnan", "math.isinf", "math.isfinite", "ma
                                 "math.isclose"})
 
 
+CONSTANT_OPS = ("arith.constant", "dycl.constant", "dycl.make_tuple")
+
+
+def is_constant(v: SSAValue, depth: int = 0) -> bool:
+    """Whether `v` is a compile-time constant (a tuple of them too: `x[0, i]`'s index is not)."""
+    owner = v.owner
+    if not isinstance(owner, Operation) or owner.name not in CONSTANT_OPS:
+        return False  # (an input, a block argument, a computed value)
+    return depth < 16 and all(is_constant(o, depth + 1) for o in owner.operands)
+
+
 def may_raise_on_data(name: str, op: Operation) -> bool:
     """Whether the call may raise for some values of its run-time operands (not for
     sizes, which shape-inference checks): kept where its result is unused."""
-    def constant(v: SSAValue) -> bool:
-        return isinstance(v.owner, Operation) and v.owner.name in ("arith.constant", "dycl.constant")
-
+    constant = is_constant
     if all(map(constant, op.operands)):
         return False  # (folded, or raising for every input)
     if name == "_operator.getitem":

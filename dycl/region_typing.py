@@ -33,21 +33,28 @@ from dycl.pyregion import make_region, resolve_globals
 from dycl.types import type_of_value
 
 
-def _containers(values: Any, depth: int = 4) -> list[tuple[Any, Any]]:
-    """(container, copy of its contents) for the mutable containers among `values`
-    and those they hold, `depth` levels down (`{"seen": []}`: the dict and its list)."""
-    out: list[tuple[Any, Any]] = []
+def _nested(values: Any, depth: int) -> list[Any]:
+    """`values` and what the lists, tuples, dicts and sets among them hold, `depth`
+    levels down, each object once."""
+    out: list[Any] = []
     seen: set[int] = set()
     todo = [(v, 0) for v in values]
     while todo:
         v, level = todo.pop()
-        if not isinstance(v, (list, dict, set)) or id(v) in seen:
+        if id(v) in seen:
             continue
         seen.add(id(v))
-        out.append((v, list(v) if isinstance(v, list) else v.copy()))
-        if level < depth:
-            todo += [(x, level + 1) for x in (v.values() if isinstance(v, dict) else v if isinstance(v, list) else ())]
+        out.append(v)
+        if isinstance(v, (list, tuple, dict, set)) and level < depth:
+            todo += [(x, level + 1) for x in (v.values() if isinstance(v, dict) else v)]
     return out
+
+
+def _containers(values: Any, depth: int = 4) -> list[tuple[Any, Any]]:
+    """(container, copy of its contents) for the mutable containers among `values`
+    and those they hold, `depth` levels down (`{"seen": []}`: the dict and its list)."""
+    return [(v, list(v) if isinstance(v, list) else v.copy())
+            for v in _nested(values, depth) if isinstance(v, (list, dict, set))]
 
 
 _GONE = object()
@@ -119,15 +126,7 @@ def _object_restorers(values: Any) -> list[Callable[[], None]]:
 def _tensors_held(values: Any, depth: int = 3) -> list[torch.Tensor]:
     """The tensors among `values` and in the lists, tuples and dicts they hold
     (`self.mem = [torch.zeros(3)]`, a helper's default `store=torch.zeros(2)`)."""
-    out: list[torch.Tensor] = []
-    todo = [(v, 0) for v in values]
-    while todo:
-        v, level = todo.pop()
-        if isinstance(v, torch.Tensor):
-            out.append(v)
-        elif isinstance(v, (list, tuple, dict)) and level < depth:
-            todo += [(x, level + 1) for x in (v.values() if isinstance(v, dict) else v)]
-    return out
+    return [v for v in _nested(values, depth) if isinstance(v, torch.Tensor)]
 
 
 def _np_random() -> Any:

@@ -38,6 +38,7 @@ from dycl.diagnostics import PassError
 from dycl.dialects import dycl as d
 from dycl.frontend.values import resolve_qualname
 from dycl.passes.shape_inference import arith_constant_value, python_constant
+from dycl.passes.split_paths import ops_after
 from dycl.types import dtype_of, fits_i64
 
 # Pure Python functions that may run at compile time on constant arguments.
@@ -280,7 +281,7 @@ class FoldConstantIf(RewritePattern):
             rewriter.replace(op, [], values)
             return
         # The branch leaves (return/break): what follows the if is dead.
-        for dead in _ops_after(op):
+        for dead in ops_after(op):
             _drop(dead, rewriter)
         rewriter.inline_block(taken, _before(op))
         for r in op.results:
@@ -315,15 +316,6 @@ def _before(op: Operation):
     from xdsl.rewriter import InsertPoint
 
     return InsertPoint.before(op)
-
-
-def _ops_after(op: Operation) -> list[Operation]:
-    out = []
-    nxt = op.next_op
-    while nxt is not None:
-        out.append(nxt)
-        nxt = nxt.next_op
-    return out
 
 
 def _drop(op: Operation, rewriter: PatternRewriter) -> None:

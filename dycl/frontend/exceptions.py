@@ -40,7 +40,6 @@ _DATA_DEPENDENT_FAILURES = {
     "cholesky", "inverse", "inv", "solve", "bincount", "repeat_interleave", "item", "tolist", "nonzero",
 }
 _MODULES_THAT_INDEX = ("Embedding", "EmbeddingBag")
-_CONSTANT_OPS = ("arith.constant", "dycl.constant", "dycl.make_tuple")
 _EXITS = (ast.Return, ast.Break, ast.Continue)
 
 
@@ -81,7 +80,7 @@ def _may_fail(op: Operation, lowerer: Lowerer) -> str | None:
     if isinstance(op, d.ItemOp) and op.results[0].type == i64:
         return "an int read from a tensor (NaN cannot convert)"
     if isinstance(op, d.ListGetOp) and (not isinstance(op.index.owner, Operation) or op.index.owner.name not in
-                                        _CONSTANT_OPS):
+                                        d.CONSTANT_OPS):
         return "indexing a list with a value computed at run time"
     if isinstance(op, d.WhileOp) and op.properties.get("max_iterations") is not None:
         return "a loop with an iteration guard"
@@ -90,7 +89,7 @@ def _may_fail(op: Operation, lowerer: Lowerer) -> str | None:
         name = target.rpartition(".")[2]
         if name in _DATA_DEPENDENT_FAILURES:
             return f"'{name}', which fails on some tensor values"
-        if name == "getitem" and not all(_constant(v) for v in op.operands[1:]):
+        if name == "getitem" and not all(d.is_constant(v) for v in op.operands[1:]):
             return "indexing with a value computed at run time"
         if not target.startswith("_operator.") and any(_run_time_number(v) for v in op.operands):
             # (`x.reshape(n, -1)`, `x.topk(k)` with `n`, `k` read from data)
@@ -99,7 +98,7 @@ def _may_fail(op: Operation, lowerer: Lowerer) -> str | None:
             return "a division by a host integer"
         if isinstance(op, d.CallFunctionOp) and d.may_raise_on_data(target, op):
             return f"'{name}' of run-time numbers, which raises for some of them (math domain, zero division)"
-        if name in ("floordiv", "mod", "remainder", "fmod", "floor_divide", "div") and not _constant(op.operands[1]):
+        if name in ("floordiv", "mod", "remainder", "fmod", "floor_divide", "div") and not d.is_constant(op.operands[1]):
             return f"'{name}' by a run-time divisor (an integer tensor's zero raises)"
         if isinstance(op, d.CallFunctionOp) and op.target.data.startswith("builtins.") and name not in (
                 "getattr", "slice", "len", "isinstance", "dict"):
@@ -111,25 +110,17 @@ def _may_fail(op: Operation, lowerer: Lowerer) -> str | None:
     return None
 
 
-def _constant(v: Any, depth: int = 0) -> bool:
-    """Whether `v` is a compile-time constant (a tuple of them: `x[0, i]`'s index is not)."""
-    owner = v.owner
-    if not isinstance(owner, Operation) or owner.name not in _CONSTANT_OPS:
-        return False  # (an input, a block argument, a computed value)
-    return depth < 16 and all(_constant(o, depth + 1) for o in owner.operands)
-
-
 def _run_time_number(v: Any, depth: int = 0) -> bool:
     """Whether `v` is a host number (or Python object) computed at run time: typed so,
     or host arithmetic on such numbers (`int(t.sum()) + 1`, typed later)."""
-    if _constant(v):
+    if d.is_constant(v):
         return False
     if v.type in (i64, f64, i1) or isinstance(v.type, d.PyObjType):
         return True
     owner = v.owner
     return depth < 16 and isinstance(owner, d.CallFunctionOp) and owner.target.data.startswith("_operator.") and \
         v.type == d.ANY and any(_run_time_number(o, depth + 1) for o in owner.operands) and \
-        all(_constant(o) or _run_time_number(o, depth + 1) for o in owner.operands)
+        all(d.is_constant(o) or _run_time_number(o, depth + 1) for o in owner.operands)
 
 
 def _catches_builtin_errors(handlers: list[_Handler]) -> bool:
