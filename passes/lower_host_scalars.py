@@ -11,7 +11,10 @@ operands, `not` and `bool()` test against zero.
 
 What Python answers with an exception is left as the call (the Python host runs
 it): `//`, `%` and `/` by a divisor not known to be non-zero, `int()` of a float,
-and the `math` functions with domain or range errors. `i64` arithmetic is 64-bit:
+and the `math` functions with domain or range errors. An int compares with a float
+exactly, as in Python (`2**53 + 1 > 2.0**53`: as ints where the float holds an
+integer); an int's true division stays a call unless the int is a constant or the
+divisor a power of two (Python rounds the quotient once). `i64` arithmetic is 64-bit:
 where Python's integers would grow past that, the C++ host stops with an error.
 """
 
@@ -89,6 +92,47 @@ def _compare(name: str, x: SSAValue, y: SSAValue, emit: Emit) -> SSAValue:
     return emit(arith.CmpiOp(x, y, (_CMPI_BOOL if kind == 0 else _CMPI)[name]))
 
 
+_FLIPPED = {"eq": "eq", "ne": "ne", "lt": "gt", "le": "ge", "gt": "lt", "ge": "le"}
+
+
+def _exact_in_float(v: SSAValue) -> bool:
+    """Whether the value converted to a float compares as itself: a bool, an int
+    constant a float64 holds exactly, or a float constant below 2**53 in size (no
+    int past 2**53 rounds to it; NaN and infinities compare alike)."""
+    op = v.owner
+    if _kind(v.type) == 0:
+        return True
+    if not isinstance(op, arith.ConstantOp):
+        return False
+    value = arith_constant_value(op)
+    return abs(value) < 2 ** 53 or value != value or abs(value) == float("inf") if _kind(v.type) == 2 \
+        else abs(value) <= 2 ** 53
+
+
+def _power_of_two(v: SSAValue) -> bool:
+    """An int constant 2**k (or its negative): dividing a float by it is exact."""
+    op = v.owner
+    if not isinstance(op, arith.ConstantOp) or _kind(v.type) != 1:
+        return False
+    value = abs(arith_constant_value(op))
+    return value > 0 and value & (value - 1) == 0
+
+
+def _int_float_compare(name: str, n: SSAValue, f: SSAValue, emit: Emit) -> SSAValue:
+    """`n <name> f` for an int and a float, exactly as Python compares them: as
+    floats where `float(n)` differs from `f` (rounding keeps the order), else as ints
+    (`f` then holds an integer; 2**63 is above every int64)."""
+    as_float = emit(arith.SIToFPOp(n, f64))
+    by_floats = emit(arith.CmpfOp(as_float, f, _CMPF[name]))
+    same = emit(arith.CmpfOp(as_float, f, "oeq"))
+    beyond = emit(arith.CmpfOp(f, _const(2.0 ** 63, f64, emit), "oge"))
+    zero = _const(0.0, f64, emit)  # (what converts where `f` is no int64: NaN, infinities, 2**63)
+    f_int = emit(arith.FPToSIOp(emit(arith.SelectOp(beyond, zero, emit(arith.SelectOp(same, f, zero)))), i64))
+    by_ints = emit(arith.SelectOp(beyond, _const(name in ("ne", "lt", "le"), i1, emit),
+                                  emit(arith.CmpiOp(n, f_int, _CMPI[name]))))
+    return emit(arith.SelectOp(same, by_ints, by_floats))
+
+
 def _binary(name: str, a: SSAValue, b: SSAValue, emit: Emit) -> SSAValue | None:
     ka, kb = _kind(a.type), _kind(b.type)
     assert ka is not None and kb is not None
@@ -99,6 +143,9 @@ def _binary(name: str, a: SSAValue, b: SSAValue, emit: Emit) -> SSAValue | None:
         return emit(_BITWISE[name](_promote(a, kind, emit), _promote(b, kind, emit)))
     if name in _CMPI:
         kind = max(ka, kb)
+        if {ka, kb} == {1, 2} and not (_exact_in_float(a) or _exact_in_float(b)):
+            # Python compares an int with a float exactly (2**53 + 1 > 2.0**53)
+            return _int_float_compare(name, a, b, emit) if ka == 1 else _int_float_compare(_FLIPPED[name], b, a, emit)
         return _compare(name, _promote(a, kind, emit), _promote(b, kind, emit), emit)
     kind = max(ka, kb, 1)  # arithmetic on bools is arithmetic on ints
     x, y = _promote(a, kind, emit), _promote(b, kind, emit)
@@ -107,6 +154,8 @@ def _binary(name: str, a: SSAValue, b: SSAValue, emit: Emit) -> SSAValue | None:
     if not _known_nonzero(b):
         return None  # ZeroDivisionError in Python: the host keeps the call
     if name == "truediv":
+        if kind == 1 and not _exact_in_float(a) and not _power_of_two(b):
+            return None  # Python rounds an int quotient once; float(n) / 3 rounds twice past 2**53
         return emit(arith.DivfOp(_promote(x, 2, emit), _promote(y, 2, emit)))
     if kind == 2:
         return None  # float // and %: Python's rounding rules, not worth their cost here
@@ -261,7 +310,9 @@ class LowerHostScalarsPass(ModulePass):
     Expects: host functions (func.func without `dycl.subgraph`), usually after
     outline-subgraphs. Guarantees: a scalar call is replaced only where arith/math
     give Python's exact answer for every input (calls that can raise in Python,
-    e.g. a division by a run-time value, stay calls); sub-DNNs are not touched.
+    e.g. a division by a run-time value, stay calls; so does an int's true division
+    by a constant other than a power of two, which Python rounds once); sub-DNNs
+    are not touched.
     """
 
     name = "lower-host-scalars"

@@ -519,6 +519,33 @@ def test_python_ints_past_64_bits_stop_the_cpp_host(tmp_path):
     assert '"d\\303\\251calage"' in (out / "host.cpp").read_text()  # the message as UTF-8
 
 
+class ComparesPastAFloatsPrecision(torch.nn.Module):
+    """A run-time int compared with a run-time float: Python compares exactly
+    (2**53 + 1 > 2.0**53, and 2**63 is above every int64)."""
+
+    def forward(self, ids, x):
+        n, t = int(ids.sum()), float(x.sum())
+        if n > t:
+            return x * 2, n <= t, n == t
+        return x - 1, n <= t, n == t
+
+
+def test_ints_compare_with_floats_exactly_in_cpp(tmp_path):
+    model = ComparesPastAFloatsPrecision().eval()
+    out = tmp_path / "exact"
+    cm = dycl.compile(model, [torch.tensor([3, 4]), torch.tensor([1.0], dtype=torch.float64)], host="cpp", out_dir=out)
+    cases = [([2 ** 53, 1], 2.0 ** 53), ([2 ** 53, 0], 2.0 ** 53), ([3, 4], 7.5), ([2 ** 62, 2 ** 62 - 1], 2.0 ** 63),
+             ([-2 ** 62, -2 ** 62], -2.0 ** 63), ([5, 0], float("nan")), ([5, 0], float("inf"))]
+    for i, (ids, t) in enumerate(cases):
+        args = [torch.tensor(ids), torch.tensor([t], dtype=torch.float64)]
+        with torch.no_grad():
+            expected = model(*args)
+        assert_same(expected, leaves(cm(*args)))
+        got, done = run_cpp(out, args, tmp_path / str(i))
+        assert done.returncode == 0, done.stderr
+        assert_same(expected, got)
+
+
 def test_a_host_runs_only_its_own_artifact(branchy_cpp, tmp_path):
     other = tmp_path / "other"
     shutil.copytree(branchy_cpp, other)

@@ -216,6 +216,29 @@ def test_host_scalars_compose(always, tmp_path):
             assert _same(model(x), cm(x)), row
 
 
+class _ExactCompare(nn.Module):
+    """A run-time int compared with a run-time float: exactly, as Python does, in the
+    composed graph too (as ints where the float holds the int's rounded value)."""
+
+    def forward(self, ids, x):
+        if int(ids.max()) > float(x.max()):
+            return x * 2
+        return x - 1
+
+
+@pytest.mark.slow
+def test_exact_int_float_comparisons_compose(always, tmp_path):
+    model = _ExactCompare()
+    example = [torch.tensor([3, 4]), torch.tensor([1.0])]  # (powers of two: exact in float32)
+    cm = dycl.compile(model, example, backend="onnxruntime", out_dir=tmp_path / "a")
+    assert cm.manifest["whole_program"]["used"], cm.manifest["whole_program"]
+    for ids, t in (([2 ** 53 + 1, 1], 2.0 ** 53), ([2 ** 53, 0], 2.0 ** 53), ([3, 4], 3.5), ([2 ** 63 - 1, 0], 2.0 ** 63),
+                   ([5, 0], float("nan"))):
+        args = [torch.tensor(ids), torch.tensor([t])]
+        with torch.no_grad():
+            assert _same(model(*args), cm(*args)), (ids, t)
+
+
 def test_a_bad_mode_fails_the_compile_before_building(monkeypatch, tmp_path):
     from dycl.diagnostics import UsageError
 

@@ -61,7 +61,8 @@ _FLOAT_ARITH = {"arith.addf": "Add", "arith.subf": "Sub", "arith.mulf": "Mul"}
 # Every host op the composer translates (some only for some types: `seq` checks those).
 HOST_OPS = frozenset({"dycl.call_subgraph", "dycl.to_bool", "dycl.make_tuple", "dycl.get_item", "dycl.item",
                       "dycl.if", "dycl.yield", "dycl.return", "func.return", "arith.constant", "arith.cmpi",
-                      "arith.cmpf", "arith.select", "arith.sitofp", "arith.extui", "arith.extsi", *_LOGIC,
+                      "arith.cmpf", "arith.select", "arith.sitofp", "arith.fptosi", "arith.extui", "arith.extsi",
+                      *_LOGIC,
                       *_FLOAT_ARITH})
 
 
@@ -146,14 +147,22 @@ class _Composer:
                     nodes.append(helper.make_node(_LOGIC.get(name) or _FLOAT_ARITH[name],
                                                   [names[v] for v in op.operands], [out]))
                     names[op.results[0]] = out
-                case "arith.sitofp" | "arith.extui" | "arith.extsi" if str(op.results[0].type) in _SCALARS:
+                case "arith.sitofp" | "arith.fptosi" | "arith.extui" | "arith.extsi" \
+                        if str(op.results[0].type) in _SCALARS:
                     out = self.fresh("cast")  # float(n), int(flag): exact, or rounded to nearest as Python does
                     nodes.append(helper.make_node("Cast", [names[op.operands[0]]], [out],
                                                   to=_SCALARS[str(op.results[0].type)]))
                     names[op.results[0]] = out
                 case "arith.select":
                     out = self.fresh("select")
-                    nodes.append(helper.make_node("Where", [names[v] for v in op.operands], [out]))
+                    c, a, b = (names[v] for v in op.operands)
+                    if str(op.results[0].type) == "i1":  # (ONNX Runtime has no Where of bools)
+                        taken, other, not_c = self.fresh("taken"), self.fresh("other"), self.fresh("not")
+                        nodes += [helper.make_node("And", [c, a], [taken]), helper.make_node("Not", [c], [not_c]),
+                                  helper.make_node("And", [not_c, b], [other]),
+                                  helper.make_node("Or", [taken, other], [out])]
+                    else:
+                        nodes.append(helper.make_node("Where", [c, a, b], [out]))
                     names[op.results[0]] = out
                 case "dycl.if":
                     cond = names[op.operands[0]]

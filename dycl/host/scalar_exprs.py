@@ -60,6 +60,8 @@ def python_expr(op: Operation, name: Callable[[SSAValue], str]) -> str:
             return f"int({a[0]})"
         case arith.SIToFPOp() | arith.UIToFPOp():
             return f"float({a[0]})"
+        case arith.FPToSIOp():  # (of a float holding an integer: exact)
+            return f"int({a[0]})"
         case arith.SelectOp():
             return f"({a[1]} if {a[0]} else {a[2]})"
         case arith.NegfOp():
@@ -101,6 +103,8 @@ def cpp_expr(op: Operation, name: Callable[[SSAValue], str]) -> str:
             return f"static_cast<int64_t>({a[0]})"
         case arith.SIToFPOp() | arith.UIToFPOp():
             return f"static_cast<double>({a[0]})"
+        case arith.FPToSIOp():
+            return f"static_cast<int64_t>({a[0]})"
         case arith.SelectOp():
             return f"({a[0]} ? {a[1]} : {a[2]})"
         case arith.NegfOp():

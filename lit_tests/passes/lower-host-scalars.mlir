@@ -10,12 +10,27 @@
 // CHECK:         %[[EQ:.*]] = arith.cmpi eq, %idx, %{{.*}} : i64
 // Python's `b < a` on bools compares 0 and 1: unsigned on i1.
 // CHECK:         arith.cmpi ult, %{{.*}}, %{{.*}} : i1
-// An int compared with a float compares as floats; != is true for NaN.
+// An int compared with a float compares as Python does, exactly: as floats where
+// float(idx) differs from t (!= is true for NaN), else as ints (2**53 + 1 != 2.0**53;
+// 2**63 is above every i64).
 // CHECK:         %[[F:.*]] = arith.sitofp %idx : i64 to f64
-// CHECK-NEXT:    arith.cmpf une, %[[F]], %t : f64
+// CHECK-NEXT:    %[[BYF:.*]] = arith.cmpf une, %[[F]], %t : f64
+// CHECK-NEXT:    %[[SAME:.*]] = arith.cmpf oeq, %[[F]], %t : f64
+// CHECK:         %[[BEYOND:.*]] = arith.cmpf oge, %t, %{{.*}} : f64
+// CHECK:         %[[TI:.*]] = arith.fptosi %{{.*}} : f64 to i64
+// CHECK:         %[[BYI:.*]] = arith.cmpi ne, %idx, %[[TI]] : i64
+// CHECK-NEXT:    %[[EXACT:.*]] = arith.select %[[BEYOND]], %{{.*}}, %[[BYI]] : i1
+// CHECK-NEXT:    arith.select %[[SAME]], %[[EXACT]], %[[BYF]] : i1
+// ... and as floats where the float is a constant below 2**53 (no int rounds to it).
+// CHECK:         %[[F2:.*]] = arith.sitofp %idx : i64 to f64
+// CHECK-NEXT:    arith.cmpf olt, %[[F2]], %{{.*}} : f64
 // `+` on a bool and an int is integer addition.
 // CHECK:         %[[B:.*]] = arith.extui %flag : i1 to i64
 // CHECK-NEXT:    arith.addi %[[B]], %idx : i64
+// An int's true division by 4 is exact as floats; by 3 Python rounds once where
+// float(idx) / 3.0 would round twice past 2**53: a call.
+// CHECK:         arith.divf %{{.*}}, %{{.*}} : f64
+// CHECK:         dycl.call_function "_operator.truediv"(%idx, %c3) : (i64, i64) -> f64
 // floor division and modulo by a non-zero constant floor, as Python's do.
 // CHECK:         arith.floordivsi %idx, %{{.*}} : i64
 // CHECK:         %[[R:.*]] = arith.remsi %idx, %{{.*}} : i64
@@ -47,7 +62,12 @@ func.func @forward(%x: tensor<1x4xf32>) -> !dycl.pyobj {
   %eq = dycl.call_function "_operator.eq"(%idx, %c0) : (i64, i64) -> i1
   %blt = dycl.call_function "_operator.lt"(%flag, %eq) : (i1, i1) -> i1
   %ne = dycl.call_function "_operator.ne"(%idx, %t) : (i64, f64) -> i1
+  %half = arith.constant 2.5 : f64
+  %lt = dycl.call_function "_operator.lt"(%idx, %half) : (i64, f64) -> i1
   %sum = dycl.call_function "_operator.add"(%flag, %idx) : (i1, i64) -> i64
+  %c4 = arith.constant 4 : i64
+  %q4 = dycl.call_function "_operator.truediv"(%idx, %c4) : (i64, i64) -> f64
+  %q3 = dycl.call_function "_operator.truediv"(%idx, %c3) : (i64, i64) -> f64
   %fd = dycl.call_function "_operator.floordiv"(%idx, %c3) : (i64, i64) -> i64
   %md = dycl.call_function "_operator.mod"(%idx, %c3) : (i64, i64) -> i64
   %rt = dycl.call_function "_operator.floordiv"(%idx, %idx) : (i64, i64) -> i64
@@ -58,7 +78,7 @@ func.func @forward(%x: tensor<1x4xf32>) -> !dycl.pyobj {
   %nan = dycl.call_function "math.isnan"(%t) : (f64) -> i1
   %sq = dycl.call_function "math.sqrt"(%t) : (f64) -> f64
   %y = dycl.call_subgraph @sub_0(%x, %idx) : (tensor<1x4xf32>, i64) -> tensor<1x4xf32>
-  %r = dycl.make_tuple(%y, %blt, %ne, %sum, %fd, %md, %rt, %mn, %nt, %ab, %nan, %sq) : (tensor<1x4xf32>, i1, i1, i64, i64, i64, i64, f64, i1, f64, i1, f64) -> !dycl.pyobj
+  %r = dycl.make_tuple(%y, %blt, %ne, %lt, %sum, %q4, %q3, %fd, %md, %rt, %mn, %nt, %ab, %nan, %sq) : (tensor<1x4xf32>, i1, i1, i1, i64, f64, f64, i64, i64, i64, f64, i1, f64, i1, f64) -> !dycl.pyobj
   dycl.return %r : !dycl.pyobj
 }
 func.func @sub_0(%x: tensor<1x4xf32>, %k: i64) -> tensor<1x4xf32> attributes {dycl.subgraph} {

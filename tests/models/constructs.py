@@ -496,6 +496,17 @@ class WalrusInAComprehension(nn.Module):
         return torch.stack(ys), last
 
 
+class IntsBeyondAFloatsPrecision(nn.Module):
+    """A host int past 2**53 compared with a float, and divided by an int: Python is
+    exact (2**53 + 1 > 2.0**53), converting the int to a float first is not."""
+
+    def forward(self, ids):
+        n = ids.sum().item()
+        if n == float(n):
+            return ids, n / 3, n > 9007199254740992.0, n / 4
+        return ids * 2, n / 3, n > 9007199254740992.0, 2.0 ** 63 > n
+
+
 class InPlaceAliasInLoop(nn.Module):
     """`h -= e` in a counted loop while `x` is the same tensor: x sees every update
     (a rolled loop's block argument for `h` alone lost that: a silent wrong answer)."""
@@ -588,6 +599,9 @@ CASES["try_around_host_math"] = (TryAroundHostMath, [
 CASES["read_after_del_or_except"] = (ReadAfterDelOrExcept, [
     (-torch.ones(1, 3),), (torch.ones(1, 3),), (torch.tensor([[-5.0, 0.0, 3.0]]),)])
 CASES["walrus_in_a_comprehension"] = (WalrusInAComprehension, [(torch.tensor([[1.0, -1.0, 1.0]]),), (-torch.ones(1, 3),)])
+CASES["ints_beyond_a_floats_precision"] = (IntsBeyondAFloatsPrecision, [
+    (torch.tensor([2 ** 53, 1]),), (torch.tensor([3, 4]),), (torch.tensor([2 ** 60, 6]),),
+    (torch.tensor([2 ** 62, 2 ** 62 - 1]),), (torch.tensor([-2 ** 62, -2 ** 62]),)])
 CASES["nested_breaks"] = (
     NestedBreaks,
     [(torch.randn(1, 4, generator=torch.Generator().manual_seed(s)) * 2 + 0.5,) for s in range(16)],
