@@ -52,9 +52,18 @@ def _nested(values: Any, depth: int) -> list[Any]:
 
 def _containers(values: Any, depth: int = 4) -> list[tuple[Any, Any]]:
     """(container, copy of its contents) for the mutable containers among `values`
-    and those they hold, `depth` levels down (`{"seen": []}`: the dict and its list)."""
-    return [(v, list(v) if isinstance(v, list) else v.copy())
-            for v in _nested(values, depth) if isinstance(v, (list, dict, set))]
+    and those they hold, `depth` levels down (`{"seen": []}`: the dict and its list).
+    Copied and restored through the builtin base's own methods: a subclass's
+    `__getitem__` or `copy` may compute (transformers' ACT2FN instantiates)."""
+    return [(v, _contents(v)) for v in _nested(values, depth) if isinstance(v, (list, dict, set))]
+
+
+def _contents(v: Any) -> Any:
+    if isinstance(v, list):
+        return list.copy(v)
+    if isinstance(v, collections.OrderedDict):
+        return list(collections.OrderedDict.items(v))
+    return dict.copy(v) if isinstance(v, dict) else set.copy(v)
 
 
 _GONE = object()
@@ -147,10 +156,37 @@ def _fresh_iterators(attrs: dict[str, Any]) -> None:
 def _restore_containers(saved: list[tuple[Any, Any]]) -> None:
     for container, contents in saved:
         if isinstance(container, list):
-            container[:] = contents
+            list.__setitem__(container, slice(None), contents)
+        elif isinstance(container, collections.OrderedDict):
+            collections.OrderedDict.clear(container)
+            for k, v in contents:
+                collections.OrderedDict.__setitem__(container, k, v)
+        elif isinstance(container, dict):
+            dict.clear(container)
+            dict.update(container, contents)
         else:
-            container.clear()
-            container.update(contents)
+            set.clear(container)
+            set.update(container, contents)
+
+
+_LIBRARIES = ("torch", "numpy", "dycl", "xdsl", "tvm", "onnx", "onnxruntime", "typing_extensions")
+
+
+def _helper_module_globals(values: list[Any], user_globals: dict[str, Any] | None) -> list[dict[str, Any]]:
+    """The globals of the modules the model's module uses: those of its functions,
+    classes and imported modules (not the standard library's or torch's)."""
+    out: dict[int, dict[str, Any]] = {}
+    for v in values:
+        module = v if inspect.ismodule(v) else sys.modules.get(getattr(v, "__module__", None) or "") \
+            if inspect.isfunction(v) or inspect.isclass(v) else None
+        name = getattr(module, "__name__", "")
+        top = name.partition(".")[0]
+        if module is None or top in sys.stdlib_module_names or top in _LIBRARIES or top == "builtins":
+            continue
+        g = vars(module)
+        if g is not user_globals and isinstance(g, dict):
+            out.setdefault(id(g), g)
+    return list(out.values())
 
 
 @contextlib.contextmanager
@@ -165,8 +201,12 @@ def protected(model: nn.Module, user_globals: dict[str, Any] | None = None) -> I
                    for c in classes]
     defaults = [d for c in classes for f in vars(c).values() if inspect.isfunction(f)
                 for d in (*(f.__defaults__ or ()), *(f.__kwdefaults__ or {}).values())]
+    # Globals of the helpers' own modules too (transformers' `warning_once` adds to a
+    # set in its logging module): rebound names and the containers they hold.
+    reached = [(g, dict(g)) for g in _helper_module_globals(user_values, user_globals)]
     held = _containers([*user_values, *(getattr(model.forward, "__defaults__", None) or ()), *defaults,
-                        *(v for _, attrs in class_attrs for v in attrs.values())])
+                        *(v for _, attrs in class_attrs for v in attrs.values()),
+                        *(v for _, values in reached for k, v in values.items() if not k.startswith("__"))])
     class_keys = [(c, set(vars(c))) for c in classes]  # `type(self).calls += 1` of a base's `calls`
     objects = _object_restorers([*user_values, *(v for m in model.modules() for v in m.__dict__.values()),
                                  *(v for _, attrs in class_attrs for v in attrs.values())])
@@ -204,6 +244,10 @@ def protected(model: nn.Module, user_globals: dict[str, Any] | None = None) -> I
             for k in [k for k in user_globals if k not in glob]:
                 del user_globals[k]
             user_globals.update(glob)
+        for g, values in reached:
+            for k in [k for k in g if k not in values]:
+                del g[k]
+            g.update(values)
         _restore_containers(held)
         for c, attrs in class_attrs:  # `type(self).calls += 1` ran too
             for k, v in attrs.items():

@@ -8,7 +8,9 @@ every path, call after call."""
 
 from __future__ import annotations
 
+import collections
 import copy
+import logging
 import random
 import warnings
 
@@ -18,6 +20,7 @@ from torch import nn
 
 import dycl
 from dycl.diagnostics import FallbackWarning
+from models import warn_once
 
 pytestmark = pytest.mark.slow
 
@@ -565,6 +568,60 @@ def test_the_compile_leaves_pythons_random_state():
         warnings.simplefilter("ignore", FallbackWarning)
         dycl.compile(Draws(), [x], backend="torch")
     assert random.random() == want
+
+
+class _ClassInstantier(collections.OrderedDict):
+    """transformers' ACT2FN: a mapping whose `[]` builds a module from the class it holds."""
+
+    def __getitem__(self, key):
+        return super().__getitem__(key)()
+
+
+ACT2FN = _ClassInstantier({"gelu": nn.GELU, "relu": nn.ReLU})
+
+
+class ActivationFromAMapping(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(4, 4)
+        self.act = ACT2FN["gelu"]
+
+    def forward(self, x):
+        return self.act(self.fc(x))
+
+
+def test_the_compile_leaves_a_computing_mapping_as_it_was():
+    # (its snapshot and restore went through the subclass's `[]`: the compile failed,
+    # and left the global mapping empty)
+    model, x = ActivationFromAMapping(), torch.randn(2, 4)
+    cm = dycl.compile(model, [x], backend="torch")
+    assert list(dict.items(ACT2FN)) == [("gelu", nn.GELU), ("relu", nn.ReLU)]
+    assert torch.equal(cm(x), model(x))
+
+
+class WarnsOnce(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(4, 4)
+
+    def forward(self, x):
+        if x.sum() > 0:
+            warn_once.warning_once("positive input")
+        return self.fc(x)
+
+
+def test_the_compile_leaves_a_helper_modules_globals(caplog):
+    # (the compile's own runs of `warning_once` filled its module's set: eager's first
+    # call logged, the compiled model's did not)
+    warn_once._warned.clear()
+    model, x = WarnsOnce(), torch.ones(2, 4)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", FallbackWarning)
+        cm = dycl.compile(model, [x], backend="torch")
+    assert warn_once._warned == set()
+    with caplog.at_level(logging.WARNING, logger="tests.models.warn_once"):
+        assert torch.equal(cm(x), model(x))
+    assert [r.getMessage() for r in caplog.records if r.name == "tests.models.warn_once"] == ["positive input"]
 
 
 class CholeskyAfterStore(nn.Module):
