@@ -13,6 +13,7 @@ import itertools
 import keyword
 import math
 import re
+import sys
 from collections.abc import Iterable
 from typing import Any
 
@@ -58,6 +59,17 @@ def whole_forward(whole: dict[str, Any]) -> str:
             f"    outs = rt.whole_program({args})\n"
             f"    return {result}\n")
 
+
+
+def _module_and_attribute(qualname: str) -> tuple[str, str]:
+    """`pkg.mod.Class.method` → (`pkg.mod`, `Class.method`): the longest loaded module
+    prefix (a class's method is no module's attribute of its own)."""
+    parts = qualname.split(".")
+    for i in range(len(parts) - 1, 0, -1):
+        if ".".join(parts[:i]) in sys.modules:
+            return ".".join(parts[:i]), ".".join(parts[i:])
+    module, _, name = qualname.rpartition(".")
+    return module, name
 
 class _Namer:
     def __init__(self) -> None:
@@ -148,7 +160,7 @@ class PythonHostEmitter:
                 conv = _SCALAR_READS.get(str(op.result.type), "")
                 self.emit(f"{n(op.result)} = {conv}(_item({n(op.input)}))", depth)
             case d.CallFunctionOp():
-                module, _, fname = op.target.data.rpartition(".")
+                module, fname = _module_and_attribute(op.target.data)
                 self.imports.add(module)
                 if builds_python_object(op.target.data):
                     # The model's own class (an HF ModelOutput) keeps what it is given, and

@@ -507,6 +507,43 @@ class IntsBeyondAFloatsPrecision(nn.Module):
         return ids * 2, n / 3, n > 9007199254740992.0, 2.0 ** 63 > n
 
 
+class _DynamicCache:
+    """transformers' cache style: made in forward by a classmethod, appended to."""
+
+    def __init__(self):
+        self.key_cache = []
+
+    def update(self, k, layer_idx):
+        if len(self.key_cache) <= layer_idx:
+            self.key_cache.append(k)
+        else:
+            self.key_cache[layer_idx] = torch.cat([self.key_cache[layer_idx], k], dim=-2)
+        return self.key_cache[layer_idx]
+
+    @classmethod
+    def from_legacy_cache(cls, past=None):
+        cache = cls()
+        if past is not None:
+            for i in range(len(past)):
+                cache.update(past[i], i)
+        return cache
+
+
+class CacheFromAClassmethod(nn.Module):
+    """A class's method called by its qualified name on the host (`Cls.method`: the
+    generated host imported `module.Cls` as a module)."""
+
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(3, 3)
+
+    def forward(self, x):
+        cache = _DynamicCache.from_legacy_cache(None)
+        k = cache.update(self.fc(x), 0)
+        k = cache.update(k * 2, 0)
+        return k.sum(-2)
+
+
 class InPlaceAliasInLoop(nn.Module):
     """`h -= e` in a counted loop while `x` is the same tensor: x sees every update
     (a rolled loop's block argument for `h` alone lost that: a silent wrong answer)."""
@@ -602,6 +639,7 @@ CASES["walrus_in_a_comprehension"] = (WalrusInAComprehension, [(torch.tensor([[1
 CASES["ints_beyond_a_floats_precision"] = (IntsBeyondAFloatsPrecision, [
     (torch.tensor([2 ** 53, 1]),), (torch.tensor([3, 4]),), (torch.tensor([2 ** 60, 6]),),
     (torch.tensor([2 ** 62, 2 ** 62 - 1]),), (torch.tensor([-2 ** 62, -2 ** 62]),)])
+CASES["cache_from_a_classmethod"] = (CacheFromAClassmethod, [(torch.randn(1, 2, 3),)])
 CASES["nested_breaks"] = (
     NestedBreaks,
     [(torch.randn(1, 4, generator=torch.Generator().manual_seed(s)) * 2 + 0.5,) for s in range(16)],
