@@ -301,6 +301,20 @@ def _real(v: Any, placeholder: Callable[[Any], Any], unknown: type, other: bool 
     return v
 
 
+class HeldSample(list):
+    """A held list (its length known only at run time) as a region's compile-time
+    runs receive it: two elements, three on the run that looks for varying sizes."""
+
+
+class HeldTupleSample(tuple):
+    """A held tuple, as HeldSample."""
+
+
+def _longer(v: Any) -> Any:
+    """A held sample with one more element (other runs: a result sized by it varies)."""
+    return type(v)([*v, v[0]]) if isinstance(v, (HeldSample, HeldTupleSample)) and v else v
+
+
 def _concrete_size(n: Any, other: bool) -> int:
     """A size for a real stand-in: a symbolic one (a mask's count of rows, `u0`) as
     its hint where it has one, else 2 (3 for the other run)."""
@@ -402,7 +416,8 @@ def type_region(op: d.PyRegionOp, model: nn.Module, mode: Any, args: list[Any],
         values = [out] if op.tail is not None else list(out)
         varying: list[Any] = [None] * len(values)
         stateful = any(_holds_state(a) for a in args)
-        if real or stateful or any(isinstance(a, unknown) for a in args):
+        held = any(isinstance(a, (HeldSample, HeldTupleSample)) for a in args)
+        if real or stateful or held or any(isinstance(a, unknown) for a in args):
             # Sizes may follow values the compile does not know: tensor data its code read
             # (`x[:, :int(x.sum())]`, a loop that stops on a condition), a host number
             # (`x[:, :n]`) or a Python object the region updates (a KV cache grown on
@@ -410,6 +425,7 @@ def type_region(op: d.PyRegionOp, model: nn.Module, mode: Any, args: list[Any],
             # and after the first run's updates; a size that differs is known only at
             # run time (`?`), not the first run's.
             other = other_placeholder or placeholder
+            args = [_longer(a) for a in args]
             try:
                 if real:
                     again = fn(model, *[_real(a, other, unknown, other=True) for a in args])

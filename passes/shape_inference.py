@@ -1252,8 +1252,10 @@ def _as_python_list(v: Any, region: d.PyRegionOp) -> Any:
             raise PassError(f"cannot infer what the fallback region at {region.loc.data} returns: it takes a list "
                             "of Python objects whose structure only the run time knows", region)
         element = _stand_ins(element)[0]
+    from dycl.region_typing import HeldSample, HeldTupleSample
+
     items = [] if element is None else [element, element]
-    return tuple(items) if v.is_tuple else items
+    return HeldTupleSample(items) if v.is_tuple else HeldSample(items)
 
 
 def _widened(a: Attribute, b: Attribute) -> Attribute | None:

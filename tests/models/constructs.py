@@ -544,6 +544,46 @@ class CacheFromAClassmethod(nn.Module):
         return k.sum(-2)
 
 
+def _nms(boxes, scores, thr):
+    """py-faster-rcnn's NMS loop: `keep` grows to a length only the data decides."""
+    x1, y1, x2, y2 = boxes[:, 0], boxes[:, 1], boxes[:, 2], boxes[:, 3]
+    areas = (x2 - x1) * (y2 - y1)
+    order = scores.argsort(descending=True)
+    keep = []
+    while order.numel() > 0:
+        i = order[0]
+        keep.append(i)
+        if order.numel() == 1:
+            break
+        xx1 = x1[order[1:]].clamp(min=x1[i])
+        yy1 = y1[order[1:]].clamp(min=y1[i])
+        xx2 = x2[order[1:]].clamp(max=x2[i])
+        yy2 = y2[order[1:]].clamp(max=y2[i])
+        inter = (xx2 - xx1).clamp(min=0) * (yy2 - yy1).clamp(min=0)
+        ovr = inter / (areas[i] + areas[order[1:]] - inter)
+        order = order[(ovr <= thr).nonzero().squeeze(1) + 1]
+    return torch.LongTensor(keep)
+
+
+class NmsAfterAThreshold(nn.Module):
+    """Compiled on one box: the list NMS keeps (a held list) reached Python as two
+    elements, so the code after it was compiled for two kept boxes."""
+
+    def forward(self, boxes, scores):
+        keep = scores > 0.3
+        boxes, scores = boxes[keep], scores[keep]
+        if boxes.shape[0] == 0:
+            return boxes, scores
+        k = _nms(boxes, scores, 0.5)
+        return boxes[k], scores[k]
+
+
+def _boxes(n, seed):
+    g = torch.Generator().manual_seed(seed)
+    xy = torch.rand(n, 2, generator=g) * 10
+    return torch.cat([xy, xy + torch.rand(n, 2, generator=g) * 5 + 0.5], 1)
+
+
 class InPlaceAliasInLoop(nn.Module):
     """`h -= e` in a counted loop while `x` is the same tensor: x sees every update
     (a rolled loop's block argument for `h` alone lost that: a silent wrong answer)."""
@@ -640,6 +680,9 @@ CASES["ints_beyond_a_floats_precision"] = (IntsBeyondAFloatsPrecision, [
     (torch.tensor([2 ** 53, 1]),), (torch.tensor([3, 4]),), (torch.tensor([2 ** 60, 6]),),
     (torch.tensor([2 ** 62, 2 ** 62 - 1]),), (torch.tensor([-2 ** 62, -2 ** 62]),)])
 CASES["cache_from_a_classmethod"] = (CacheFromAClassmethod, [(torch.randn(1, 2, 3),)])
+CASES["nms_after_a_threshold"] = (NmsAfterAThreshold, [
+    (_boxes(1, 0), torch.tensor([0.9])), (_boxes(1, 0), torch.tensor([0.1])),
+    (_boxes(6, 1), torch.rand(6, generator=torch.Generator().manual_seed(2)))])
 CASES["nested_breaks"] = (
     NestedBreaks,
     [(torch.randn(1, 4, generator=torch.Generator().manual_seed(s)) * 2 + 0.5,) for s in range(16)],
