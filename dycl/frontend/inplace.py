@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from torch import nn
+from xdsl.dialects.builtin import StringAttr
 from xdsl.ir import BlockArgument, Operation, SSAValue
 
 from dycl.dialects import dycl as d
@@ -79,6 +80,9 @@ def storage_root(v: SSAValue, model: nn.Module) -> SSAValue:
                 break  # an output of topk, max(dim), an LSTM...: its own storage
         elif isinstance(owner, d.CallMethodOp) and owner.method.data in _VIEW_METHODS:
             v = owner.operands[0]
+        elif isinstance(owner, d.CallFunctionOp) and owner.target.data == "builtins.getattr" and \
+                _attribute_name(owner) in _NO_STORAGE_ATTRIBUTES:
+            break  # `x.shape[-2]`: a Python int, no view of x
         elif isinstance(owner, d.CallFunctionOp) and _is_view_function(owner.target.data):
             # (the first tensor: einsum's equation comes first)
             v = next((o for o in owner.operands if not isinstance(o.type, d.PyObjType)), owner.operands[0])
@@ -87,6 +91,16 @@ def storage_root(v: SSAValue, model: nn.Module) -> SSAValue:
         else:
             break
     return v
+
+
+_NO_STORAGE_ATTRIBUTES = frozenset({"shape", "dtype", "device", "ndim", "is_cuda"})
+
+
+def _attribute_name(op: d.CallFunctionOp) -> str | None:
+    """The constant name `getattr(x, name)` reads."""
+    name = op.operands[1].owner if len(op.operands) > 1 else None
+    value = name.value if isinstance(name, d.ConstantOp) else None
+    return value.data if isinstance(value, StringAttr) else None
 
 
 def _is_view(op: object, model: nn.Module) -> bool:

@@ -584,6 +584,22 @@ def _boxes(n, seed):
     return torch.cat([xy, xy + torch.rand(n, 2, generator=g) * 5 + 0.5], 1)
 
 
+class SequenceLengthFromShapes(nn.Module):
+    """Llama attention's `kv_seq_len = key_states.shape[-2]; kv_seq_len += ...`: an int
+    from a shape, no view of the tensor (its `+=` was refused as an in-place update)."""
+
+    def __init__(self):
+        super().__init__()
+        self.k = nn.Linear(8, 8)
+
+    def forward(self, h, past_key=None):
+        key_states = self.k(h).view(h.shape[0], h.shape[1], 2, 4).transpose(1, 2)
+        kv_seq_len = key_states.shape[-2]
+        if past_key is not None:
+            kv_seq_len += past_key.shape[-2]
+        return key_states * kv_seq_len
+
+
 class InPlaceAliasInLoop(nn.Module):
     """`h -= e` in a counted loop while `x` is the same tensor: x sees every update
     (a rolled loop's block argument for `h` alone lost that: a silent wrong answer)."""
@@ -683,6 +699,7 @@ CASES["cache_from_a_classmethod"] = (CacheFromAClassmethod, [(torch.randn(1, 2, 
 CASES["nms_after_a_threshold"] = (NmsAfterAThreshold, [
     (_boxes(1, 0), torch.tensor([0.9])), (_boxes(1, 0), torch.tensor([0.1])),
     (_boxes(6, 1), torch.rand(6, generator=torch.Generator().manual_seed(2)))])
+CASES["sequence_length_from_shapes"] = (SequenceLengthFromShapes, [(torch.randn(1, 3, 8), torch.randn(1, 2, 5, 4))])
 CASES["nested_breaks"] = (
     NestedBreaks,
     [(torch.randn(1, 4, generator=torch.Generator().manual_seed(s)) * 2 + 0.5,) for s in range(16)],
