@@ -30,6 +30,7 @@ from dycl.frontend.loops import NeedsStatic, RuntimeRange
 from dycl.frontend.operator_calls import IN_PLACE_OPS, STATEMENT_DUNDERS, as_statement, statement_function
 from dycl.frontend.values import (
     Closure,
+    ModuleSlice,
     Partial,
     DictVal,
     ExceptionVal,
@@ -406,6 +407,13 @@ class CallLowering:
             return self._call_module(fn, args, kwargs, e)  # type: ignore[arg-type]
         if isinstance(fn, IndexedModule):
             return self._call_indexed(fn, args, kwargs, e, scope)  # type: ignore[arg-type]
+        if isinstance(fn, ModuleSlice) and fn.sequential:
+            if kwargs or len(args) != 1:
+                raise self.error(e, "nn.Sequential takes exactly one positional input")
+            v = args[0]
+            for k, member in enumerate(fn.items):
+                v = self._call_module(member, [v], {}, e, temporary=k > 0)  # type: ignore[arg-type]
+            return v
         if isinstance(fn, MethodRef):
             return self._call_method(fn, args, kwargs, e)  # type: ignore[arg-type]
         if isinstance(fn, Partial):
@@ -461,7 +469,8 @@ class CallLowering:
             raise self.unsupported(node, f"module '{m.path}' with forward hooks (they run when it is called)")
         if isinstance(m.module, torch.jit.ScriptModule):  # no backend exports TorchScript; its interpreter runs it
             raise self.unsupported(node, f"TorchScript submodule '{m.path}' (scripted or traced)")
-        if isinstance(m.module, nn.Sequential):
+        if isinstance(m.module, nn.Sequential) and type(m.module).forward is nn.Sequential.forward and \
+                "forward" not in m.module.__dict__:
             if kwargs or len(args) != 1:
                 raise self.error(node, "nn.Sequential takes exactly one positional input")
             v = args[0]
@@ -547,6 +556,9 @@ class CallLowering:
             method = getattr(super(recv.cls, recv.receiver.module), mref.name, None)
             if not inspect.ismethod(method):
                 raise self.unsupported(node, f"super().{mref.name}, which is not a method")
+            if method.__func__ is nn.Sequential.forward:  # (a Sequential subclass's own forward calls the chain)
+                members = [recv.receiver.child(n) for n, c in recv.receiver.module._modules.items() if c is not None]
+                return self._call_value(ModuleSlice(members, sequential=True), args, kwargs, node, self._call_scopes[-1])
             if (method.__module__ or "").startswith("torch."):
                 raise self.unsupported(node, f"super().{mref.name} into torch's own {type(method.__self__).__name__}")
             return self._inline(method.__func__, recv.receiver, args, kwargs, node)

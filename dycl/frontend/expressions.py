@@ -31,6 +31,7 @@ from dycl.frontend.state import NewState, state_type
 from dycl.types import dtype_of, tensor_type_of
 from dycl.frontend.values import (
     DictVal,
+    ModuleSlice,
     ExceptionVal,
     NamedSeq,
     ObjectVal,
@@ -329,6 +330,9 @@ class ExpressionLowering:
     def _attribute(self: Lowerer, base: Value, attr: str, node: ast.AST) -> Value:
         if isinstance(base, SuperRef):
             return MethodRef(base, attr)
+        if isinstance(base, (ModuleRef, StaticObject)) and attr == "__class__":
+            cls = type(base.module if isinstance(base, ModuleRef) else base.obj)  # as type(self)
+            return self._global(cls, cls.__name__, node)
         if isinstance(base, ModuleRef):
             m = base.module
             if attr in m._modules:
@@ -747,7 +751,10 @@ class ExpressionLowering:
             if isinstance(m, (nn.Sequential, nn.ModuleList)):
                 keys = list(m._modules)
                 if isinstance(index.value, slice):
-                    raise self.unsupported(node, "slicing a module container")
+                    if type(m).forward is not nn.Sequential.forward and isinstance(m, nn.Sequential):
+                        raise self.unsupported(node, "slicing a module container whose class has its own forward")
+                    return ModuleSlice([base.member(k) for k in keys[index.value]],
+                                       sequential=isinstance(m, nn.Sequential))
                 try:
                     return base.member(keys[index.value])
                 except (IndexError, TypeError):

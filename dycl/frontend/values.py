@@ -106,6 +106,18 @@ class SeqVal:
 
 
 @dataclass
+class ModuleSlice(SeqVal):
+    """`self.blocks[1:3]` of an nn.ModuleList or nn.Sequential: its member modules
+    (iterated, indexed, counted as the container they make); a Sequential's is called
+    as the chain of its members."""
+
+    sequential: bool = field(default=False, kw_only=True)
+
+    def like(self, items: list[Any]) -> ModuleSlice:
+        return ModuleSlice(items, False, sequential=self.sequential)
+
+
+@dataclass
 class DictVal(SeqVal):
     """A Python dict built in forward (a literal, `dict(...)`, a comprehension, the
     `**kwargs` of a helper): keys known at compile time, values lowered; `items`

@@ -600,6 +600,39 @@ class SequenceLengthFromShapes(nn.Module):
         return key_states * kv_seq_len
 
 
+class _Residual(nn.Sequential):
+    """A Sequential whose class has its own forward (it is not the chain of its members)."""
+
+    def forward(self, x):
+        return x + super().forward(x)
+
+
+class SlicedLayersAndClassHelpers(nn.Module):
+    """`self.blocks[:n]` of a ModuleList and `self.features[1:](x)` of a Sequential,
+    `self.__class__.helper(...)` as `type(self).helper(...)`, a Sequential subclass
+    with its own forward."""
+
+    def __init__(self):
+        super().__init__()
+        self.blocks = nn.ModuleList([nn.Linear(4, 4) for _ in range(4)])
+        self.features = nn.Sequential(nn.Linear(4, 4), nn.Tanh(), nn.Linear(4, 4))
+        self.residual = _Residual(nn.Linear(4, 4), nn.ReLU())
+        self.n = 2
+
+    @staticmethod
+    def act(x):
+        return torch.relu(x) - 0.1
+
+    def forward(self, x):
+        for block in self.blocks[:self.n]:
+            x = block(x)
+        for block in self.blocks[self.n:]:
+            if x.sum() > 0:
+                x = block(x)
+        x = self.features[1:](x) + len(self.blocks[1:3])
+        return self.residual(self.__class__.act(x))
+
+
 class InPlaceAliasInLoop(nn.Module):
     """`h -= e` in a counted loop while `x` is the same tensor: x sees every update
     (a rolled loop's block argument for `h` alone lost that: a silent wrong answer)."""
@@ -700,6 +733,8 @@ CASES["nms_after_a_threshold"] = (NmsAfterAThreshold, [
     (_boxes(1, 0), torch.tensor([0.9])), (_boxes(1, 0), torch.tensor([0.1])),
     (_boxes(6, 1), torch.rand(6, generator=torch.Generator().manual_seed(2)))])
 CASES["sequence_length_from_shapes"] = (SequenceLengthFromShapes, [(torch.randn(1, 3, 8), torch.randn(1, 2, 5, 4))])
+CASES["sliced_layers_and_class_helpers"] = (SlicedLayersAndClassHelpers, [
+    (torch.ones(1, 4),), (-torch.ones(1, 4),), (torch.randn(1, 4, generator=torch.Generator().manual_seed(3)),)])
 CASES["nested_breaks"] = (
     NestedBreaks,
     [(torch.randn(1, 4, generator=torch.Generator().manual_seed(s)) * 2 + 0.5,) for s in range(16)],
