@@ -912,6 +912,11 @@ class _Inferrer:
             args[1] = self._integer_index(op, args[1])
             if type(args[0]) is tuple and type(args[1]) is int and -len(args[0]) <= args[1] < len(args[0]):
                 return args[0][args[1]]  # (a part known at run time only: that part, unknown)
+        if isinstance(op, d.CallFunctionOp) and op.target.data == "dycl.tensor_ops.unpack" and \
+                isinstance(args[0], HeldList) and type(args[1]) is int:
+            # `a, b = held`: n elements of the list's element type (its length checked at run time)
+            return tuple(args[0].element for _ in range(args[1])) if args[0].element is not None \
+                else tuple(Unknown(d.ANY) for _ in range(args[1]))
         if holds_list((*args, *kwargs.values())):
             return self._call_on_lists(op, fn, args, kwargs)
         if not any(_has_unknown(a) for a in (*args, *kwargs.values())):

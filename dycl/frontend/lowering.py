@@ -921,6 +921,10 @@ class Lowerer(ScopeLowering, ExpressionLowering, CallLowering, LoopLowering, Reg
             if shape[0] >= 0 and shape[0] != n:
                 raise self.error(node, f"cannot unpack {shape[0]} rows into {n} names")
             return [self.call_function("_operator.getitem", [v, Static(i)], {}, node) for i in range(n)]
+        if isinstance(v, SSAValue) and isinstance(v.type, d.ListType):
+            # a list whose length only the run time knows (`[int(v) for v in t.tolist()]`):
+            # eager's ValueError for another length
+            v = self.call_function("dycl.tensor_ops.unpack", [v, Static(n)], {}, node)
         if isinstance(v, SSAValue):
             return [self.emit(d.GetItemOp(v, i), node).results[0] for i in range(n)]
         raise self.error(node, "cannot unpack this value")

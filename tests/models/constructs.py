@@ -633,6 +633,15 @@ class SlicedLayersAndClassHelpers(nn.Module):
         return self.residual(self.__class__.act(x))
 
 
+class UnpackingAListComprehension(nn.Module):
+    """`x0, x1 = [int(v) for v in box.tolist()]`: a list only the run time knows the
+    length of, unpacked (an internal error sent forward to Python)."""
+
+    def forward(self, x, box):
+        x0, x1 = [int(v) for v in box.tolist()]
+        return x[x0:x1] * 2
+
+
 class InPlaceAliasInLoop(nn.Module):
     """`h -= e` in a counted loop while `x` is the same tensor: x sees every update
     (a rolled loop's block argument for `h` alone lost that: a silent wrong answer)."""
@@ -735,6 +744,9 @@ CASES["nms_after_a_threshold"] = (NmsAfterAThreshold, [
 CASES["sequence_length_from_shapes"] = (SequenceLengthFromShapes, [(torch.randn(1, 3, 8), torch.randn(1, 2, 5, 4))])
 CASES["sliced_layers_and_class_helpers"] = (SlicedLayersAndClassHelpers, [
     (torch.ones(1, 4),), (-torch.ones(1, 4),), (torch.randn(1, 4, generator=torch.Generator().manual_seed(3)),)])
+CASES["unpacking_a_list_comprehension"] = (UnpackingAListComprehension, [
+    (torch.arange(10.0), torch.tensor([2.0, 5.0])), (torch.arange(10.0), torch.tensor([0.0, 9.0])),
+    (torch.arange(10.0), torch.tensor([1.0, 2.0, 3.0]))])
 CASES["nested_breaks"] = (
     NestedBreaks,
     [(torch.randn(1, 4, generator=torch.Generator().manual_seed(s)) * 2 + 0.5,) for s in range(16)],
