@@ -451,3 +451,22 @@ def test_half_precision_math_is_not_built_on_onnxruntime():
     assert any("float16/bfloat16" in f for f in cm.report.fallbacks)
     got, want = cm(x), model(x)
     assert torch.equal(got[0], want[0]) and torch.equal(got[1], want[1])
+
+
+class Tiles(nn.Module):
+    """HF generation's `next_tokens.tile(n, 1)`: more repeats than the tensor's rank."""
+
+    def forward(self, tokens, eos):
+        hits = tokens.tile(eos.shape[0], 1).ne(eos.unsqueeze(1)).prod(dim=0)
+        return hits, torch.tile(tokens.float(), (2,)), tokens.unsqueeze(0).tile(dims=(1, 2))
+
+
+def test_tile_builds_on_onnxruntime():
+    # (exported as an If on the ranks whose untaken branch has a negative size:
+    # ONNX Runtime refused to load every such sub-DNN)
+    tokens, eos = torch.tensor([3, 8, 5]), torch.tensor([8, 5])
+    model = Tiles()
+    cm = dycl.compile(model, [tokens, eos], backend="onnxruntime")
+    assert {s["backend"] for s in cm.manifest["subgraphs"].values()} == {"onnxruntime"}, cm.report.fallbacks
+    got, want = cm(tokens, eos), model(tokens, eos)
+    assert all(torch.equal(g, w) for g, w in zip(got, want))

@@ -119,7 +119,7 @@ def export_onnx(spec: SubgraphSpec, path: Path) -> None:
         try:
             with _quiet_export_log(), _training_flags_kept(spec.graph_module):
                 torch.onnx.export(
-                    spec.graph_module,
+                    _tile_as_repeat(spec.graph_module),
                     tuple(spec.example_inputs),
                     str(path),
                     dynamo=False,
@@ -136,6 +136,30 @@ def export_onnx(spec: SubgraphSpec, path: Path) -> None:
                 reason = f"the ONNX graph would be wrong on some inputs: {_first_line(e)}"
             raise BackendError(f"sub-DNN {spec.name} could not be exported to ONNX: {reason}") from None
     onnx.save(exact_sigmoid(keep_nan(onnx.load(str(path)))), str(path))
+
+
+def _tile(x: torch.Tensor, *reps: Any) -> torch.Tensor:
+    """`x.tile(reps)` as `x.repeat(...)` with the leading 1s tile implies: the
+    exporter spells tile with an If on the ranks whose untaken branch holds a
+    negative size, which ONNX Runtime's shape inference refuses at load."""
+    reps = tuple(reps[0]) if len(reps) == 1 and isinstance(reps[0], (tuple, list, torch.Size)) else reps
+    return x.repeat((1,) * (x.dim() - len(reps)) + tuple(reps))
+
+
+def _tile_as_repeat(gm: torch.fx.GraphModule) -> torch.fx.GraphModule:
+    """`gm`, or a copy of it (the same modules) whose tile calls are `_tile`."""
+    tiles = [n for n in gm.graph.nodes if n.op == "call_method" and n.target == "tile" or
+             n.op == "call_function" and n.target in (torch.tile, torch.Tensor.tile)]
+    if not tiles:
+        return gm
+    graph = copy.deepcopy(gm.graph)
+    for n in graph.nodes:
+        if n.op == "call_method" and n.target == "tile" or \
+                n.op == "call_function" and n.target in (torch.tile, torch.Tensor.tile):
+            n.op, n.target = "call_function", _tile
+            if "dims" in n.kwargs:  # torch.tile(x, dims=(2, 1))
+                n.args, n.kwargs = (*n.args, n.kwargs["dims"]), {}
+    return torch.fx.GraphModule(gm, graph)
 
 
 def _zero_dim_double(gm: torch.fx.GraphModule) -> str | None:
