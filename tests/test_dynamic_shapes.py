@@ -344,3 +344,17 @@ def test_size_arithmetic_feeding_a_view_stays_in_the_sub_dnn(backend):
         x = torch.randn(b, 5, 8)
         want, got = model(x), cm(x)
         assert torch.allclose(got[0], want[0], atol=1e-6) and got[1] == want[1] and type(got[1]) is int, b
+
+
+class ClampToImage(nn.Module):
+    def forward(self, boxes, img_size: int = 8):
+        return boxes.clamp(min=0, max=img_size)
+
+
+def test_dynamic_model_takes_forwards_other_arguments():
+    # (with dynamic=True, `cm(b, 8)` was refused: "expected 1 inputs")
+    model, boxes = ClampToImage(), torch.randn(5, 4) * 10
+    cm = dycl.compile(model, [boxes], backend="torch", dynamic=True)
+    for args in [(boxes,), (boxes, 8), (boxes[:3], 8), (boxes, 4)]:
+        assert torch.equal(cm(*args), model(*args))
+    assert torch.equal(cm(boxes, img_size=4), model(boxes, img_size=4))

@@ -271,6 +271,9 @@ class CompiledModel:
             return self._eager(inputs, example, f"{change} after the compile (the compiled program holds the "
                                                 "old value); calls")
         expected = self._expected or self._signature()
+        if self._dynamic and example is None and self._parameters is not None and "argument_spec" in self.manifest \
+                and (len(inputs) != len(expected) or not all(type(x) is torch.Tensor for x in inputs)):
+            return self._call_arguments(inputs, {})  # forward's other parameters, or constants
         # The common case checked without building any message (a few hundred ns).
         if self._dynamic:
             sizes = self.check_inputs(inputs)
