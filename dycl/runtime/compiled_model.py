@@ -77,6 +77,16 @@ def _import_host(path: Path) -> Any:
 _SIZE_SCOPE = {"__builtins__": {}, "max": max, "min": min, "abs": abs}
 
 
+class _EagerCall:
+    """A specialization not compiled: calls run the model as eager Python."""
+
+    def __init__(self, compiled: CompiledModel, why: str) -> None:
+        self.compiled, self.why = compiled, why
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        return self.compiled._eager(args, None, self.why, kwargs)
+
+
 class CompiledModel:
     """A compiled dynamic model: call it like the original module.
 
@@ -368,15 +378,13 @@ class CompiledModel:
             if found is not None:
                 return found
             if len(self._specializations) >= MAX_SPECIALIZATIONS:
-                shapes = "; ".join(", ".join(f"{'x'.join(map(str, s))} {str(t).removeprefix('torch.')}"
-                                             for s, t, _ in k[1:]) for k in self._specializations)
-                if any(k[0] is not None for k in self._specializations):
-                    shapes += "; and other constant or list arguments"
-                raise InputError(f"this model was already compiled for {MAX_SPECIALIZATIONS} other input shapes, "
-                                 f"dtypes or arguments ({shapes}); not compiling another",
-                                 note="declare the dimensions that vary: dycl.compile(..., dynamic=True) or "
-                                      f"signature='{Signature.of_examples(inputs, dynamic=True).text()}' with "
-                                      "dims=['b=1..64']")
+                # Not refused: eager's answer, slower (a FallbackWarning says why and what helps).
+                differ = "shapes or dtypes" if all(k[0] is None for k in self._specializations) and \
+                    arguments is None else "constant arguments, shapes or dtypes"
+                why = (f"was already compiled for {MAX_SPECIALIZATIONS} other input {differ} (declare the "
+                       f"dimensions that vary: dycl.compile(..., dynamic=True) or signature="
+                       f"'{Signature.of_examples(inputs, dynamic=True).text()}'); calls with other ones")
+                return _EagerCall(self, why)  # type: ignore[return-value]
             try:
                 found = self.specialize(list(inputs) if example is None else example)
             except InputError as e:
