@@ -248,6 +248,30 @@ def _is_tensor_method(name: str) -> bool:
     return hasattr(torch.Tensor, name)
 
 
+def _may_be_python_object(v: SSAValue, depth: int = 0) -> bool:
+    """Whether an untyped value may be a Python object rather than a tensor: what user
+    code, a fallback region or a Python object's method or attribute made, or a join
+    of such (`boxes = Boxes(t)`, then `boxes.clip(size)`)."""
+    if v.type == PYOBJ:
+        return True
+    if v.type != ANY or depth > 8:
+        return False
+    owner = v.owner
+    if isinstance(owner, PyRegionOp):
+        return True
+    if isinstance(owner, CallFunctionOp):
+        name = owner.target.data
+        if not name.startswith(_PURE_CALL_MODULES):
+            return True
+        return name == "builtins.getattr" and _may_be_python_object(owner.operands[0], depth + 1)
+    if isinstance(owner, CallMethodOp):
+        return bool(owner.operands) and _may_be_python_object(owner.operands[0], depth + 1)
+    if isinstance(owner, IfOp):
+        return any(isinstance(r.block.last_op, YieldOp) and v.index < len(r.block.last_op.operands)
+                   and _may_be_python_object(r.block.last_op.operands[v.index], depth + 1) for r in owner.regions)
+    return False
+
+
 class _CallEffects(MemoryEffect):
     """Calls are pure (models are compiled in eval mode), except in-place methods
     (`x.add_()`), a few functions with global effects, methods of Python objects and
@@ -259,8 +283,11 @@ class _CallEffects(MemoryEffect):
         if isinstance(op, CallMethodOp):
             name = op.method.data
             if op.operands and (op.operands[0].type == PYOBJ or (
-                    op.operands[0].type == ANY and (not _is_tensor_method(name) or name in _CONTAINER_UPDATES))):
-                return None  # a method of a Python object (`logger.warning(...)`): anything may happen
+                    op.operands[0].type == ANY and (not _is_tensor_method(name) or name in _CONTAINER_UPDATES
+                                                    or _may_be_python_object(op.operands[0])))):
+                # a method of a Python object (`logger.warning(...)`, a detectron2 Boxes'
+                # `clip`, named like a tensor's): anything may happen
+                return None
         elif isinstance(op, CallFunctionOp):
             name = op.target.data
             if name in _IMPURE_FUNCTIONS or not name.startswith(_PURE_CALL_MODULES):

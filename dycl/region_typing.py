@@ -297,7 +297,8 @@ def _real(v: Any, placeholder: Callable[[Any], Any], unknown: type, other: bool 
             return torch.full(shape, other)
         return (torch.ones if other else torch.zeros)(shape, dtype=v.dtype)
     if isinstance(v, (list, tuple)) and not isinstance(v, torch.Size):
-        return type(v)(_real(x, placeholder, unknown, other, negative) for x in v)
+        items = [_real(x, placeholder, unknown, other, negative) for x in v]
+        return type(v)(*items) if hasattr(type(v), "_fields") else type(v)(items)  # (a PackedSequence)
     return v
 
 
@@ -352,7 +353,9 @@ def _abstract(v: Any, mode: Any, unknown: type, dims: Any = None) -> Any:
         return [_abstract(x, mode, unknown, k) for x, k in zip(v, each)]
     if v is None or isinstance(v, (str, torch.dtype, torch.Size)):
         return v
-    return unknown(d.PYOBJ)
+    out = unknown(d.PYOBJ)
+    out.sample = v  # (what a later region's run takes for it)
+    return out
 
 
 # How long one compile-time run of a region may take: on stand-in values a loop the
@@ -455,6 +458,10 @@ def type_region(op: d.PyRegionOp, model: nn.Module, mode: Any, args: list[Any],
                 except Exception:  # noqa: BLE001 (values it refuses: what the two runs showed)
                     pass
         varying = [_held_where(v, dims, grown) for v, dims, grown in zip(values, varying, _loop_grown(op))]
+        if any(getattr(a, "sample", None) is not None for a in args if isinstance(a, unknown)):
+            # It takes an object an earlier region's run made from stand-ins (a set of the
+            # values above a threshold): sizes computed from it are the run time's.
+            varying = [_every_dim(v) for v in values]
         if d.READS_STATE_ATTR in op.attributes:
             # It reads state forward writes after it (a KV cache grown on each call): one
             # call's sizes say nothing of the next's, so each tensor's are known at run time.

@@ -95,7 +95,11 @@ def probes(shape_env: ShapeEnv, fn: Any, args: list[Any], kwargs: dict[str, Any]
             if isinstance(v, torch.SymInt):
                 return size(v)
             if isinstance(v, (list, tuple)):
-                return type(v)(rebuild(x) for x in v)
+                items = [rebuild(x) for x in v]
+                try:  # (a named tuple, e.g. a PackedSequence, takes its fields one by one)
+                    return type(v)(*items) if hasattr(type(v), "_fields") else type(v)(items)
+                except Exception:  # noqa: BLE001 (a container that cannot be rebuilt: not probed)
+                    raise _Unprobed from None
             return v
 
         try:

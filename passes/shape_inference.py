@@ -72,6 +72,9 @@ class Unknown:
         self.type = type
         self.symbol = symbol  # a size symbol it equals (x.size(0) of a dynamic dimension), if any
         self.picks = picks  # what it is made of each stand-in value (see _substitute)
+        # A Python object a region's compile-time run returned: only other regions'
+        # runs take it (compiled code is never typed by one sample's values).
+        self.sample: Any = None
 
 
 class _Unset:
@@ -1201,8 +1204,9 @@ def _typed_use(v: SSAValue, depth: int = 0) -> bool:
     """Whether compiled code (not a return, not another region) may use `v`."""
     for use in v.uses:
         user = use.operation
-        if isinstance(user, d.PyRegionOp) and user.construct.data == d.READ_OF_A_NAME and depth < 8:
-            # The host's check that a name is bound hands the value on as it is.
+        if isinstance(user, d.PyRegionOp) and depth < 8:
+            # Another region that needs it to run (`result.classes = ...` on the object this
+            # one made), or the host's check that a name is bound, handing it on as it is.
             if any(_typed_use(r, depth + 1) for r in user.res):
                 return True
             continue
@@ -1231,9 +1235,10 @@ def run_region(inferrer: _Inferrer, op: d.PyRegionOp) -> list[Any]:
         # (a Python object only the run time has, e.g. the value a region of an earlier
         # iteration assigned, which this one overwrites: None stands in)
         values = type_region(op, inferrer.model, inferrer.mode, args,
-                             lambda u: _PLACEHOLDERS.get(u.type, (None, None))[0], Unknown,
-                             lambda u: _PLACEHOLDERS.get(u.type, (None, None))[1],
-                             lambda u: (_FURTHER_STAND_INS.get(u.type) or _PLACEHOLDERS.get(u.type, (None,)))[0])
+                             lambda u: _sample(u, _PLACEHOLDERS.get(u.type, (None, None))[0]), Unknown,
+                             lambda u: _sample(u, _PLACEHOLDERS.get(u.type, (None, None))[1]),
+                             lambda u: _sample(u, (_FURTHER_STAND_INS.get(u.type) or
+                                                   _PLACEHOLDERS.get(u.type, (None,)))[0]))
         marked = op.attributes.get(d.MAY_BE_NONE_ATTR)
         for a in marked.data if isinstance(marked, ArrayAttr) else ():
             # Tested with `is None` after the region: None on other inputs, whatever the
@@ -1245,6 +1250,12 @@ def run_region(inferrer: _Inferrer, op: d.PyRegionOp) -> list[Any]:
             return [Unknown(d.PYOBJ)]  # it ends the function: nothing compiled uses it
         raise PassError(f"cannot infer what the fallback region at {op.loc.data} returns "
                         f"({type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''})", op) from None
+
+
+def _sample(u: Unknown, placeholder: Any) -> Any:
+    """What a region's compile-time run takes for `u`: the Python object an earlier
+    region's run made (a detectron2 `Instances` it fills), else the placeholder."""
+    return u.sample if u.sample is not None else placeholder
 
 
 def _as_python_list(v: Any, region: d.PyRegionOp) -> Any:

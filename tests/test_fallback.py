@@ -1033,3 +1033,13 @@ def test_a_numpy_array_handed_between_regions_stays_a_numpy_array():
     cm = dycl.compile(model, [x], backend="torch")
     (y, a), (want_y, want_a) = cm(x), model(x)
     assert isinstance(a, np.ndarray) and np.array_equal(a, want_a) and torch.equal(y, want_y)
+
+
+@pytest.mark.parametrize("name", ["packed_gru", "filled_instances", "clipped_boxes"])
+def test_python_objects_between_statements_keep_the_rest_compiled(name):
+    # (a PackedSequence or an object filled field by field sent the whole forward to
+    # Python, after an internal error)
+    factory, inputs, _, _ = CASES[name]
+    with torch.no_grad():
+        cm = check_against_eager(factory().eval(), inputs, backend="torch")
+    assert all(r["construct"] != "forward" for r in cm.fallbacks), cm.fallbacks

@@ -70,6 +70,9 @@ FORBIDDEN_CALLS = {
     "exec": "exec()", "eval": "eval()", "print": "print()", "input": "input()",
     "open": "open()", "setattr": "setattr()", "delattr": "delattr()",
     "random.random": "Python-side randomness (random)", "random.randint": "Python-side randomness (random)",
+    # A PackedSequence is a Python object only recurrent modules take (as Python, with it)
+    "torch.nn.utils.rnn.pack_padded_sequence": "a packed sequence (pack_padded_sequence)",
+    "torch.nn.utils.rnn.pack_sequence": "a packed sequence (pack_sequence)",
 }
 
 

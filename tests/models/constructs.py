@@ -642,6 +642,16 @@ class UnpackingAListComprehension(nn.Module):
         return x[x0:x1] * 2
 
 
+class SetOfValuesThenATensor(nn.Module):
+    """A set comprehension (a region) read by the next region: the set its
+    compile-time run made must not fix the tensor's length."""
+
+    def forward(self, x):
+        big = {round(v) for v in x.tolist() if v > 5.0}
+        ids = torch.tensor(sorted(big), dtype=torch.long)
+        return ids * 2
+
+
 class InPlaceAliasInLoop(nn.Module):
     """`h -= e` in a counted loop while `x` is the same tensor: x sees every update
     (a rolled loop's block argument for `h` alone lost that: a silent wrong answer)."""
@@ -747,6 +757,8 @@ CASES["sliced_layers_and_class_helpers"] = (SlicedLayersAndClassHelpers, [
 CASES["unpacking_a_list_comprehension"] = (UnpackingAListComprehension, [
     (torch.arange(10.0), torch.tensor([2.0, 5.0])), (torch.arange(10.0), torch.tensor([0.0, 9.0])),
     (torch.arange(10.0), torch.tensor([1.0, 2.0, 3.0]))])
+CASES["set_of_values_then_a_tensor"] = (SetOfValuesThenATensor, [
+    (torch.arange(8.0) - 4,), (torch.arange(8.0) * 3,), (torch.full((8,), 7.0),)])
 CASES["nested_breaks"] = (
     NestedBreaks,
     [(torch.randn(1, 4, generator=torch.Generator().manual_seed(s)) * 2 + 0.5,) for s in range(16)],

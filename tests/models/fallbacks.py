@@ -877,8 +877,105 @@ class HeldEnumAndTuple(nn.Module):
         return y, 0, None
 
 
+class _Instances:
+    """detectron2's Instances: fields kept in a dict by __setattr__/__getattr__."""
+
+    def __init__(self, image_size):
+        self._image_size = image_size
+        self._fields = {}
+
+    def __setattr__(self, name, val):
+        if name.startswith("_"):
+            super().__setattr__(name, val)
+        else:
+            self._fields[name] = val
+
+    def __getattr__(self, name):
+        if name == "_fields" or name not in self._fields:
+            raise AttributeError(name)
+        return self._fields[name]
+
+
+def _post_process(scores):
+    keep = scores > 0.5
+    result = _Instances((4, 4))
+    result.scores = scores[keep]
+    result.classes = keep.nonzero()[:, 0]
+    return result, keep.sum()
+
+
+class FilledInstances(nn.Module):
+    """An object built and filled field by field in regions, read after them: each
+    region's compile-time run takes the object the one before made (the second took
+    None, and the whole forward ran as Python)."""
+
+    def forward(self, scores):
+        res, n = _post_process(scores.flatten())
+        return res.scores * 2, res.classes, n
+
+
+class _Boxes:
+    """detectron2's Boxes: `clip` rebinds the tensor it wraps (a method named like a tensor's)."""
+
+    def __init__(self, tensor):
+        self.tensor = tensor
+
+    def clip(self, box_size):
+        h, w = box_size
+        x1 = self.tensor[:, 0].clamp(min=0, max=w)
+        y1 = self.tensor[:, 1].clamp(min=0, max=h)
+        x2 = self.tensor[:, 2].clamp(min=0, max=w)
+        y2 = self.tensor[:, 3].clamp(min=0, max=h)
+        self.tensor = torch.stack((x1, y1, x2, y2), dim=-1)
+
+
+class ClippedBoxes(nn.Module):
+    """`boxes.clip(size)`'s result unused: it was taken for the tensor method and
+    dropped as dead code (the unclipped boxes came back)."""
+
+    def forward(self, boxes, scores):
+        valid = torch.isfinite(boxes).all(dim=1)
+        if not valid.all():
+            boxes, scores = boxes[valid], scores[valid]
+        boxes = _Boxes(boxes.reshape(-1, 4))
+        boxes.clip((1, 2))
+        return boxes.tensor * scores[:, None]
+
+
+def _boxes_and_scores():
+    g = torch.Generator().manual_seed(0)
+    boxes, scores = torch.rand(5, 4, generator=g) * 4 - 1, torch.rand(5, generator=g)
+    with_nan = boxes.clone()
+    with_nan[2, 1] = float("inf")  # (an invalid box; NaN would compare unequal to itself below)
+    return [(boxes, scores), (with_nan, scores), (boxes * 2, scores)]
+
+
+class PackedGru(nn.Module):
+    """pack_padded_sequence -> nn.GRU -> pad_packed_sequence: a PackedSequence came back
+    from a sub-DNN as a plain tuple (an internal error sent forward to Python first)."""
+
+    def __init__(self):
+        super().__init__()
+        self.rnn = nn.GRU(4, 6, batch_first=True)
+        self.head = nn.Linear(6, 2)
+
+    def forward(self, x, lengths):
+        packed = torch.nn.utils.rnn.pack_padded_sequence(x, lengths.cpu(), batch_first=True, enforce_sorted=False)
+        out, h = self.rnn(packed)
+        out, _ = torch.nn.utils.rnn.pad_packed_sequence(out, batch_first=True)
+        return self.head(out), torch.tanh(h)
+
+
+def _sequences():
+    g = torch.Generator().manual_seed(0)
+    return [(torch.randn(3, 5, 4, generator=g), torch.tensor(lengths)) for lengths in ([5, 2, 3], [1, 4, 2], [5, 5, 5])]
+
+
 # name -> (factory, inputs, expected number of fallback regions or None when it may vary, min sub-DNNs)
 CASES = {
+    "packed_gru": (PackedGru, _sequences(), None, 0),
+    "clipped_boxes": (ClippedBoxes, _boxes_and_scores(), None, 1),
+    "filled_instances": (FilledInstances, _inputs((6,)), 3, 1),
     "print_and_count": (PrintAndCount, _inputs(), None, 1),
     "saved_actions": (SavedActions, _inputs(), 1, 1),
     "try_around_return": (TryAroundReturn, _inputs(), 1, 1),
