@@ -438,8 +438,11 @@ def compile(
             message = e.format().splitlines()[0] if isinstance(e, DyclError) else f"{type(e).__name__}: {e}"
             attempts.append(f"{tier}: {message}")
             if tier == "statement" and _in_model_code(e) and e.loc not in as_python and len(as_python) < 8:
-                as_python[e.loc] = e.message  # that statement alone, next time
-                continue
+                # that statement alone, next time (a sub-DNN no backend builds: each of its statements)
+                places = [loc for loc in getattr(e, "locs", None) or [e.loc] if loc not in as_python]
+                if len(as_python) + len(places) <= 16:
+                    as_python.update(dict.fromkeys(places, e.message))
+                    continue
             k += 1
     report.fallback_attempts = attempts
     if host == "cpp":

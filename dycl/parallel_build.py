@@ -24,7 +24,7 @@ from xdsl.dialects import func
 from dycl.backends.base import Backend, BuildOptions, SubgraphSpec, Target, get_backend
 from dycl.backends.verify_build import BuildMismatch
 from dycl.build_cache import BuildCache
-from dycl.diagnostics import BackendError
+from dycl.diagnostics import BackendError, loc_of
 
 
 @dataclass
@@ -77,7 +77,7 @@ def build_subgraphs(jobs: list[BuildJob], model: nn.Module, target: Target, out_
                 if not file.startswith("error:"):
                     break
             else:
-                raise BackendError(f"no backend could build {first.spec.name}: {file.removeprefix('error:')}")
+                raise _unbuildable(first, file)
         else:
             cache.record(key, out_dir, file)
         results[first.spec.name] = Built(backend.name, file, seconds)
@@ -169,3 +169,13 @@ def _run(jobs: list[tuple[BuildJob, Path]], target: Target, workers: int,
                 f"a build worker process died (jobs={workers}); workers are spawned, so they import the main "
                 "script again: a script that compiles at its top level must guard it with "
                 "`if __name__ == \"__main__\":` (or build with jobs=1)") from None
+
+
+def _unbuildable(job: Any, file: str) -> BackendError:
+    """No backend builds the sub-DNN: located at its first op, with every op's place
+    (`locs`: the statements a retry runs as Python, the rest of forward compiled)."""
+    locs = list(dict.fromkeys(loc for op in job.fn.walk() if op is not job.fn and (loc := loc_of(op)) is not None))
+    error = BackendError(f"no backend could build {job.spec.name}: {file.removeprefix('error:')}",
+                         locs[0] if locs else None)
+    error.locs = locs  # type: ignore[attr-defined]
+    return error

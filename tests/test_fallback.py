@@ -1035,7 +1035,7 @@ def test_a_numpy_array_handed_between_regions_stays_a_numpy_array():
     assert isinstance(a, np.ndarray) and np.array_equal(a, want_a) and torch.equal(y, want_y)
 
 
-@pytest.mark.parametrize("name", ["packed_gru", "filled_instances", "clipped_boxes"])
+@pytest.mark.parametrize("name", ["packed_gru", "filled_instances", "clipped_boxes", "segment_sums"])
 def test_python_objects_between_statements_keep_the_rest_compiled(name):
     # (a PackedSequence or an object filled field by field sent the whole forward to
     # Python, after an internal error)

@@ -971,8 +971,25 @@ def _sequences():
     return [(torch.randn(3, 5, 4, generator=g), torch.tensor(lengths)) for lengths in ([5, 2, 3], [1, 4, 2], [5, 5, 5])]
 
 
+class SegmentSums(nn.Module):
+    """A sub-DNN no backend builds (torch.export: `x[:seg.numel()]` of a repeat_interleave
+    length, "not in VR"): its statements run as Python, not the whole forward."""
+
+    def forward(self, x, counts):
+        h = torch.tanh(x) * 2
+        seg = torch.repeat_interleave(torch.arange(counts.numel()), counts)
+        sums = torch.zeros(counts.numel(), h.shape[1]).index_add_(0, seg, h[: seg.numel()])
+        return sums.softmax(-1)
+
+
+def _segments():
+    g = torch.Generator().manual_seed(0)
+    return [(torch.randn(10, 8, generator=g), torch.tensor(c)) for c in ([3, 5, 2], [1, 1, 1], [0, 4, 6])]
+
+
 # name -> (factory, inputs, expected number of fallback regions or None when it may vary, min sub-DNNs)
 CASES = {
+    "segment_sums": (SegmentSums, _segments(), None, 1),
     "packed_gru": (PackedGru, _sequences(), None, 0),
     "clipped_boxes": (ClippedBoxes, _boxes_and_scores(), None, 1),
     "filled_instances": (FilledInstances, _inputs((6,)), 3, 1),
