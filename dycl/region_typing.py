@@ -37,7 +37,7 @@ def _nested(values: Any, depth: int) -> list[Any]:
     """`values` and what the lists, tuples, dicts and sets among them hold, `depth`
     levels down, each object once."""
     out: list[Any] = []
-    seen: set[int] = set()
+    seen: set[int] = _namespaces()
     todo = [(v, 0) for v in values]
     while todo:
         v, level = todo.pop()
@@ -48,6 +48,20 @@ def _nested(values: Any, depth: int) -> list[Any]:
         if isinstance(v, (list, tuple, dict, set)) and level < depth:
             todo += [(x, level + 1) for x in (v.values() if isinstance(v, dict) else v)]
     return out
+
+
+def _namespaces() -> set[int]:
+    """Ids of every module's globals and of the builtins: never snapshot and restored as
+    containers (restoring the builtins clears them first: `dict` is gone mid-restore)."""
+    import builtins
+
+    return {id(vars(builtins))} | {id(m.__dict__) for m in list(sys.modules.values()) if hasattr(m, "__dict__")}
+
+
+def _dycl_object(v: Any) -> bool:
+    """An object of dycl's own (a compiled model the user's globals hold, its guard):
+    nothing forward's code changes."""
+    return type(v).__module__.split(".")[0] == "dycl"
 
 
 def _containers(values: Any, depth: int = 4) -> list[tuple[Any, Any]]:
@@ -86,10 +100,11 @@ def _object_restorers(values: Any) -> list[Callable[[], None]]:
     attributes. Compile-time runs of forward advanced them: a call then drew other
     random numbers, or counted from 2, than eager's first call."""
     out: list[Callable[[], None]] = []
-    seen: set[int] = set()
+    seen: set[int] = _namespaces()
 
     def visit(v: Any, depth: int) -> None:
-        if id(v) in seen or isinstance(v, (torch.Tensor, nn.Module, type, str, bytes, int, float, bool)) or v is None:
+        if id(v) in seen or isinstance(v, (torch.Tensor, nn.Module, type, str, bytes, int, float, bool)) or v is None \
+                or _dycl_object(v):
             return
         seen.add(id(v))
         if isinstance(v, (list, tuple, dict)) and depth < 3:

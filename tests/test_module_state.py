@@ -769,3 +769,23 @@ def test_a_model_the_loader_would_refuse_is_said_at_save(tmp_path):
     assert not (tmp_path / "art" / "model.pt").exists()
     with pytest.raises(DyclError, match="holds no saved model.*datetime.timedelta"):
         dycl.load(tmp_path / "art")(torch.randn(2))
+
+
+class _PlusOne(nn.Module):
+    def forward(self, x):
+        return x + 1
+
+
+_KEPT: list = []  # compiled models a script keeps in its globals
+
+
+def test_compiled_models_in_the_scripts_globals_are_left_alone():
+    # (the compile's snapshot reached the builtins through a kept compiled model's guard and
+    # "restored" them by clearing them first: NameError: name 'dict' is not defined)
+    x = torch.ones(2, 4)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", FallbackWarning)
+        _KEPT.append(dycl.compile(WarnsOnce(), [x], backend="torch"))
+    cm = dycl.compile(_PlusOne(), [x], backend="torch")
+    assert torch.equal(cm(x), x + 1) and len(dict(a=1)) == 1
+    _KEPT.clear()
