@@ -21,4 +21,27 @@ class TorchBackend(Backend):
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", FutureWarning)
             torch.export.save(ep, str(out_dir / file))
+        if any(n.op == "call_function" and not isinstance(n.meta.get("val"), torch.Tensor) for n in ep.graph.nodes):
+            # (a value other than a tensor: a size, a read of one, an assert on them)
+            _check_loads(out_dir / file, spec.name)
         return file
+
+
+def _check_loads(path: Path, name: str) -> None:
+    """A graph with symbolic-size ops (timm's pad_same: `ceil(ih / s)` of a size) may
+    save in a form torch.export.load refuses: every call would fail, so the build does."""
+    import logging
+
+    from dycl.diagnostics import BackendError
+    from dycl.runtime.loaders.torch_eager import load
+
+    log = logging.getLogger("torch.export")
+    level = log.level
+    log.setLevel(logging.CRITICAL)  # (it logs the deserializer's traceback before raising)
+    try:
+        load(str(path), {"kind": "llvm"})
+    except Exception as e:  # noqa: BLE001
+        raise BackendError(f"sub-DNN {name} does not load back from torch.export's file: "
+                           f"{str(e).splitlines()[0] if str(e) else type(e).__name__}") from None
+    finally:
+        log.setLevel(level)

@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 import torch
 from torch import nn
 from xdsl.dialects import arith
-from xdsl.dialects.builtin import TupleType, f64, i1, i64
+from xdsl.dialects.builtin import TensorType, TupleType, f64, i1, i64
 from xdsl.ir import Attribute, SSAValue
 
 from dycl.diagnostics import FrontendError
@@ -611,6 +611,15 @@ class CallLowering:
             raise self.error(node, f"method '{mref.name}' of a Python constant with run-time arguments")
         if mref.name == "item" and not args:
             return self._item(recv, node, d.ANY)
+        if mref.name in ("size", "dim") and isinstance(recv, SSAValue) and isinstance(recv.type, TensorType) and \
+                all(n >= 0 for n in recv.type.get_shape()) and all(isinstance(a, Static) for a in args) and not kwargs:
+            # a static shape's `x.size()`, `x.size(-1)`, `x.dim()`: Python ints, as `x.shape` is
+            # (so `math.ceil(ih / s)` folds; a run-time int would go to the sub-DNNs)
+            shape = torch.Size(recv.type.get_shape())
+            try:
+                return Static(len(shape) if mref.name == "dim" else shape[args[0].value] if args else shape)
+            except (IndexError, TypeError):
+                pass  # eager's error, raised where eager raises it
         if mref.name.endswith("_") and not mref.name.endswith("__"):
             return self._in_place_method(recv, mref.name, args, kwargs, node)
         if mref.name in MUTATING_METHODS and (not hasattr(torch.Tensor, mref.name) or (

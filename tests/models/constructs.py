@@ -652,6 +652,27 @@ class SetOfValuesThenATensor(nn.Module):
         return ids * 2
 
 
+def _same_padding(x, k, s, d):
+    if isinstance(x, torch.Tensor):
+        return torch.clamp(((x / s).ceil() - 1) * s + (k - 1) * d + 1 - x, min=0)
+    return max((math.ceil(x / s) - 1) * s + (k - 1) * d + 1 - x, 0)
+
+
+class PadSame(nn.Module):
+    """timm's Conv2dSame: padding from `x.size()[-2:]` through math.ceil (the sizes
+    went to the sub-DNN as run-time ints, whose torch.export file did not load back)."""
+
+    def __init__(self):
+        super().__init__()
+        self.conv = nn.Conv2d(3, 4, 3, 2)
+
+    def forward(self, x):
+        ih, iw = x.size()[-2:]
+        pad_h, pad_w = _same_padding(ih, 3, 2, 1), _same_padding(iw, 3, 2, 1)
+        x = F.pad(x, (pad_w // 2, pad_w - pad_w // 2, pad_h // 2, pad_h - pad_h // 2))
+        return self.conv(x), x.size(-1), x.dim()
+
+
 class InPlaceAliasInLoop(nn.Module):
     """`h -= e` in a counted loop while `x` is the same tensor: x sees every update
     (a rolled loop's block argument for `h` alone lost that: a silent wrong answer)."""
@@ -759,6 +780,7 @@ CASES["unpacking_a_list_comprehension"] = (UnpackingAListComprehension, [
     (torch.arange(10.0), torch.tensor([1.0, 2.0, 3.0]))])
 CASES["set_of_values_then_a_tensor"] = (SetOfValuesThenATensor, [
     (torch.arange(8.0) - 4,), (torch.arange(8.0) * 3,), (torch.full((8,), 7.0),)])
+CASES["pad_same"] = (PadSame, [(torch.randn(1, 3, 9, 9),), (torch.randn(1, 3, 9, 9) * 3,)])
 CASES["nested_breaks"] = (
     NestedBreaks,
     [(torch.randn(1, 4, generator=torch.Generator().manual_seed(s)) * 2 + 0.5,) for s in range(16)],
