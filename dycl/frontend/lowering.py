@@ -386,10 +386,15 @@ class Lowerer(ScopeLowering, ExpressionLowering, CallLowering, LoopLowering, Reg
                 raise self.error(node, "tensor constants held as Python attributes must be registered buffers")
             raise self.error(node, f"cannot use a Python {type(x).__name__} value at run time")
         if isinstance(v, DictVal):
+            factory = qualname_of(v.cls) if isinstance(v, ObjectVal) else v.factory
+            if not all(isinstance(k, str) and k.isidentifier() for k in v.keys) and not isinstance(v, ObjectVal):
+                # (torchvision's OrderedDict of features keyed "0", "1": built from its pairs)
+                pairs = self.materialize(SeqVal([SeqVal([Static(k), x]) for k, x in zip(v.keys, v.items)],
+                                                is_list=True), node)
+                return self.emit(d.CallFunctionOp(factory, [pairs], result_type=d.PYOBJ), node).results[0]
             if not all(isinstance(k, str) and k.isidentifier() for k in v.keys):
                 raise self.error(node, "a dict whose keys are not all identifier strings cannot be used at run time")
             values = [self.materialize(e, node) for e in v.items]
-            factory = qualname_of(v.cls) if isinstance(v, ObjectVal) else v.factory
             return self.emit(d.CallFunctionOp(factory, values, list(v.keys), result_type=d.PYOBJ), node).results[0]
         if isinstance(v, NamedSeq):
             items = [self.materialize(e, node) for e in v.items]

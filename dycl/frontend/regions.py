@@ -379,7 +379,11 @@ class RegionLowering:
             values = [self.region_capture(x, operands, params) for x in v.items]
             if None in keys or None in values:
                 return None
-            return "{" + ", ".join(f"{k}: {x}" for k, x in zip(keys, values)) + "}"
+            literal = "{" + ", ".join(f"{k}: {x}" for k, x in zip(keys, values)) + "}"
+            if v.factory == "builtins.dict":
+                return literal
+            # (an OrderedDict, a defaultdict's factory aside: eager's own type, in order)
+            return f"__import__('dycl.pyregion', fromlist=['resolve']).resolve({v.factory!r})({literal})"
         if isinstance(v, SeqVal):
             items = [self.region_capture(x, operands, params) for x in v.items]
             if None in items:
@@ -478,6 +482,13 @@ class RegionLowering:
                 if expr is None:
                     raise Widen(error)
                 prelude.append(f"{name} = {expr}")
+        # Locals of the function no path has bound here (a loop's variable after no
+        # iteration): handed over unbound, so a read raises eager's UnboundLocalError.
+        assert self.fn.tree is not None
+        local = _function_locals(self.fn.tree)
+        for name in sorted((loads - set(scope.env) - stores) & local - set(self.fn.closure) - self.fn.declared_global):
+            operands.append(self.unbound_marker(node))
+            params.append(name)
         if code_stmts is not stmts:  # super(): the method's class, bound first
             try:
                 expr = self.region_capture(self._global(self.fn.closure["__class__"], "__class__", node),
@@ -880,3 +891,26 @@ class _ExplicitSuper(ast.NodeTransformer):
         if isinstance(node.func, ast.Name) and node.func.id == "super" and not node.args:
             node.args = [ast.Name("__dycl_class", ast.Load()), ast.Name(self.first, ast.Load())]
         return node
+
+
+_SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef, ast.ListComp, ast.SetComp, ast.DictComp,
+           ast.GeneratorExp)
+
+
+def _function_locals(tree: ast.AST) -> set[str]:
+    """The names the function (the tree's first def) binds itself: not those of nested
+    functions, classes or comprehensions, which have scopes of their own."""
+    fdef = tree.body[0] if isinstance(tree, ast.Module) else tree  # type: ignore[attr-defined]
+    out: set[str] = set()
+    todo = list(ast.iter_child_nodes(fdef))
+    while todo:
+        n = todo.pop()
+        if isinstance(n, ast.Name) and isinstance(n.ctx, (ast.Store, ast.Del)):
+            out.add(n.id)
+        elif isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            out.add(n.name)  # (bound here; its body is its own scope)
+        elif isinstance(n, (ast.Import, ast.ImportFrom)):
+            out |= {(a.asname or a.name).split(".")[0] for a in n.names}
+        if not isinstance(n, _SCOPES):
+            todo += ast.iter_child_nodes(n)
+    return out

@@ -673,6 +673,23 @@ class PadSame(nn.Module):
         return self.conv(x), x.size(-1), x.dim()
 
 
+class FeaturesByNumber(nn.Module):
+    """torchvision's FPN: `OrderedDict` of features keyed "0", "1" (came back a plain
+    dict), reordered by a region (`move_to_end` raised on the dict it was handed)."""
+
+    def __init__(self):
+        super().__init__()
+        self.conv = nn.Conv2d(3, 4, 1)
+
+    def forward(self, x):
+        names = ["0", "1"]
+        results = [self.conv(x), x]
+        out = collections.OrderedDict([(k, v) for k, v in zip(names, results)])
+        moved = collections.OrderedDict([("0", x), ("1", x + 1)])
+        moved.move_to_end("0")
+        return out, moved
+
+
 class InPlaceAliasInLoop(nn.Module):
     """`h -= e` in a counted loop while `x` is the same tensor: x sees every update
     (a rolled loop's block argument for `h` alone lost that: a silent wrong answer)."""
@@ -781,6 +798,7 @@ CASES["unpacking_a_list_comprehension"] = (UnpackingAListComprehension, [
 CASES["set_of_values_then_a_tensor"] = (SetOfValuesThenATensor, [
     (torch.arange(8.0) - 4,), (torch.arange(8.0) * 3,), (torch.full((8,), 7.0),)])
 CASES["pad_same"] = (PadSame, [(torch.randn(1, 3, 9, 9),), (torch.randn(1, 3, 9, 9) * 3,)])
+CASES["features_by_number"] = (FeaturesByNumber, [(torch.randn(1, 3, 4, 4),)])
 CASES["nested_breaks"] = (
     NestedBreaks,
     [(torch.randn(1, 4, generator=torch.Generator().manual_seed(s)) * 2 + 0.5,) for s in range(16)],
@@ -2611,8 +2629,8 @@ def _types(v):
         return type(v), _types(dataclasses.asdict(v))
     if isinstance(v, (tuple, list)):
         return type(v), [_types(x) for x in v]
-    if isinstance(v, dict):
-        return dict, {k: _types(x) for k, x in v.items()}
+    if isinstance(v, dict):  # (an OrderedDict stays one, in its order)
+        return type(v), [(k, _types(x)) for k, x in v.items()]
     return type(v)
 
 
