@@ -4,7 +4,8 @@ from torch import nn
 
 class Model(nn.Module):
     def first_positive(self, x):
-        for j in range(x.size(0)):
+        n = int((x.abs().sum(1) >= 0).sum())  # (the rows, counted at run time: a run-time range)
+        for j in range(n):
             if x[j].sum() > 0:
                 return x[j] * 2
         return x[0] * 0
