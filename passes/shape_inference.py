@@ -1578,15 +1578,10 @@ class ShapeInferencePass(ModulePass):
         inferrer = _Inferrer(op, model, key, self.grad_mode)
         # (an op that raises on fake tensors is logged with its traceback by torch; here
         # it is an answer the pass acts on: an error with the user's location, or a region)
-        fake_log = logging.getLogger("torch._subclasses.fake_tensor")
-        level = fake_log.level
-        fake_log.setLevel(logging.CRITICAL)
-        try:
+        with _quiet("torch._subclasses.fake_tensor"):
             for f in list(op.ops):
                 if isinstance(f, func.FuncOp) and d.SUBGRAPH_ATTR not in f.attributes:
                     inferrer.run_function(f)
-        finally:
-            fake_log.setLevel(level)
         if inferrer.asks_autograd:
             op.attributes[d.CALLER_GRAD_MODE_ATTR] = StringAttr(inferrer.caller_grad_mode)
         if inferrer.autograd_in_eager:

@@ -411,12 +411,7 @@ class CallLowering:
         if isinstance(fn, IndexedModule):
             return self._call_indexed(fn, args, kwargs, e, scope)  # type: ignore[arg-type]
         if isinstance(fn, ModuleSlice) and fn.sequential:
-            if kwargs or len(args) != 1:
-                raise self.error(e, "nn.Sequential takes exactly one positional input")
-            v = args[0]
-            for k, member in enumerate(fn.items):
-                v = self._call_module(member, [v], {}, e, temporary=k > 0)  # type: ignore[arg-type]
-            return v
+            return self._call_chain(fn.items, args, kwargs, e)  # type: ignore[arg-type]
         if isinstance(fn, MethodRef):
             return self._call_method(fn, args, kwargs, e)  # type: ignore[arg-type]
         if isinstance(fn, Partial):
@@ -474,12 +469,8 @@ class CallLowering:
             raise self.unsupported(node, f"TorchScript submodule '{m.path}' (scripted or traced)")
         if isinstance(m.module, nn.Sequential) and type(m.module).forward is nn.Sequential.forward and \
                 "forward" not in m.module.__dict__:
-            if kwargs or len(args) != 1:
-                raise self.error(node, "nn.Sequential takes exactly one positional input")
-            v = args[0]
-            for k, (name, child) in enumerate((n, c) for n, c in m.module._modules.items() if c is not None):
-                v = self._call_module(m.child(name), [v], {}, node, temporary=temporary or k > 0)
-            return v
+            members = [m.child(name) for name, child in m.module._modules.items() if child is not None]
+            return self._call_chain(members, args, kwargs, node, temporary)
         if isinstance(m.module, (nn.ModuleList, nn.ModuleDict)) and "forward" not in {
                 k for c in type(m.module).__mro__ if c not in (nn.ModuleList, nn.ModuleDict, nn.Module) for k in vars(c)}:
             raise self.error(node, f"'{m.path}' is a {type(m.module).__name__}, which is not callable")
@@ -493,6 +484,17 @@ class CallLowering:
         if type(m.module).__call__ is not nn.Module.__call__:
             raise self.unsupported(node, f"module '{m.path}' with a custom __call__")
         return self._inline(self._forward_of(m.module, node), m, args, kwargs, node)
+
+    def _call_chain(self: Lowerer, members: list[ModuleRef], args: list[Value], kwargs: dict[str, Value],
+                    node: ast.Call, temporary: bool = False) -> Value:
+        """nn.Sequential's forward (a whole one, or a slice of one): each member on the
+        previous member's output."""
+        if kwargs or len(args) != 1:
+            raise self.error(node, "nn.Sequential takes exactly one positional input")
+        v = args[0]
+        for k, member in enumerate(members):
+            v = self._call_module(member, [v], {}, node, temporary=temporary or k > 0)
+        return v
 
     def _forward_of(self: Lowerer, m: nn.Module, node: ast.AST | None) -> Any:
         """What `nn.Module.__call__` calls: an instance attribute `forward` (set in
@@ -561,7 +563,7 @@ class CallLowering:
                 raise self.unsupported(node, f"super().{mref.name}, which is not a method")
             if method.__func__ is nn.Sequential.forward:  # (a Sequential subclass's own forward calls the chain)
                 members = [recv.receiver.child(n) for n, c in recv.receiver.module._modules.items() if c is not None]
-                return self._call_value(ModuleSlice(members, sequential=True), args, kwargs, node, self._call_scopes[-1])
+                return self._call_chain(members, args, kwargs, node)
             if (method.__module__ or "").startswith("torch."):
                 raise self.unsupported(node, f"super().{mref.name} into torch's own {type(method.__self__).__name__}")
             return self._inline(method.__func__, recv.receiver, args, kwargs, node)
