@@ -22,9 +22,10 @@ class Policy(nn.Module):
         self.fc = nn.Linear(4, 3)
         self.temperature = 1.0
         self.drop = nn.Dropout(0.5)
+        self.act = nn.LeakyReLU(0.01)
 
     def forward(self, x):
-        logits = self.drop(self.fc(x)) * SCALE
+        logits = self.act(self.drop(self.fc(x))) * SCALE
         if self.training:
             return logits * 0
         return torch.softmax(logits / self.temperature, -1)
@@ -51,6 +52,9 @@ CHANGES = {
     "attribute": lambda m: setattr(m, "temperature", 0.1),
     "global constant": lambda m: _scale(5.0),
     "forward of a submodule patched": lambda m: setattr(m.fc, "forward", lambda x: x[:, :3] * 100),
+    # (found by a probe: torch.nn modules' settings and `.data` swaps were compiled in unseen)
+    "a torch.nn module's setting": lambda m: setattr(m.act, "negative_slope", 2.0),
+    "a weight given new data": lambda m: setattr(m.fc.weight, "data", torch.ones(3, 4)),
 }
 
 
@@ -82,6 +86,24 @@ def test_the_guard_names_what_changed():
     with torch.no_grad():
         model.fc.weight.add_(1)
     assert cm._guard.changed() == "fc.weight (parameter) was changed in place"
+
+
+def test_torch_nn_settings_written_with_equal_values_keep_the_compiled_program():
+    """A setting of a torch.nn module is watched through its module's dict version:
+    `model.eval()` again, or an equal value written, is no change."""
+    model = Policy().eval()
+    x = torch.randn(2, 4)
+    cm = dycl.compile(model, [x], backend="torch")
+    model.act.negative_slope = 0.01 * 1.0  # (another float object, equal)
+    model.eval()
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", FallbackWarning)
+        assert torch.equal(cm(x), model(x))
+    assert cm._guard.changed() is None
+    model.act.negative_slope = 0.5
+    assert cm._guard.changed() == "act.negative_slope (LeakyReLU setting) changed"
+    model.fc.weight.data = torch.zeros(3, 4)
+    assert cm._guard.changed() == "fc.weight (parameter) was given new data"
 
 
 def test_saving_after_a_change_is_an_error(tmp_path):
