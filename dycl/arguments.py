@@ -3,8 +3,8 @@ compiled program's flat tensor inputs plus a spec of everything else.
 
 `forward(self, x, feats: list, k: int = 3, mask=None)` called with
 `(x, [a, b], 5)` binds every parameter: tensors become program inputs, numbers,
-strings, booleans and None are compile-time constants, lists and tuples keep
-their structure, and a parameter left to a default eager re-creates on each
+strings, booleans and None are compile-time constants, lists, tuples and dicts
+(keyed by constants) keep their structure, and a parameter left to a default eager re-creates on each
 call (a list, a tensor) stays ABSENT (the frontend reads the default object).
 A call whose spec differs from the compiled one (another constant, a list of
 another length, a mask given where it was None) is another program: compiled on
@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import inspect
 import json
+from collections import OrderedDict
 from dataclasses import dataclass
 from typing import Any, Mapping, Sequence
 
@@ -164,8 +165,13 @@ def flatten(values: Sequence[Any]) -> tuple[list[torch.Tensor], list[Any]]:
             return ["constant", type(v).__name__, v]
         if type(v) in (list, tuple):
             return [type(v).__name__, [spec(x, f"{where}[{i}]") for i, x in enumerate(v)]]
+        if type(v) in (dict, OrderedDict):
+            if not all(is_constant(k) for k in v):
+                raise InputError(f"{where} is a dict with a key that is not a number, string, boolean or None")
+            return [type(v).__name__, [spec(x, f"{where}[{k!r}]") for k, x in v.items()],
+                    [spec(k, where) for k in v]]
         raise InputError(f"{where} is a {type(v).__name__}; dycl takes tensors, numbers, strings, booleans, None "
-                         "and lists or tuples of them as arguments")
+                         "and lists, tuples or dicts of them as arguments")
 
     return flat, [spec(v, f"argument {i}") for i, v in enumerate(values)]
 
@@ -182,9 +188,19 @@ def unflatten(flat: Sequence[Any], specs: Sequence[Any]) -> list[Any]:
         if s[0] == "constant":
             return s[2]
         items = [build(x) for x in s[1]]
+        if s[0] in _DICTS:
+            return _DICTS[s[0]](zip(_keys(s), items))
         return items if s[0] == "list" else tuple(items)
 
     return [build(s) for s in specs]
+
+
+_DICTS = {"dict": dict, "OrderedDict": OrderedDict}
+
+
+def _keys(s: Any) -> list[Any]:
+    """A dict spec's keys: ["dict", [value specs], [key specs (constants)]]."""
+    return [k[2] for k in s[2]]
 
 
 def key(specs: Sequence[Any]) -> str:
@@ -205,6 +221,8 @@ def describe(params: Sequence[Parameter], specs: Sequence[Any]) -> str:
             return "a tensor"
         if s[0] == "constant":
             return repr(s[2])
+        if s[0] in _DICTS:
+            return "{" + ", ".join(f"{k!r}: {text(x)}" for k, x in zip(_keys(s), s[1])) + "}"
         inner = ", ".join(text(x) for x in s[1])
         return f"[{inner}]" if s[0] == "list" else f"({inner}{',' if len(s[1]) == 1 else ''})"
 
@@ -222,6 +240,9 @@ def python_call(params: Sequence[Parameter], specs: Sequence[Any], names: Sequen
             v = s[2]
             return f"float({str(v)!r})" if isinstance(v, float) and v != v or v in (float("inf"), float("-inf")) \
                 else repr(v)
+        if s[0] in _DICTS:
+            pairs = ", ".join(f"({expr(k)}, {expr(x)})" for k, x in zip(s[2], s[1]))
+            return f"__import__('collections').{s[0]}([{pairs}])" if s[0] == "OrderedDict" else f"dict([{pairs}])"
         inner = ", ".join(expr(x) for x in s[1])
         return f"[{inner}]" if s[0] == "list" else f"({inner}{',' if len(s[1]) == 1 else ''})"
 

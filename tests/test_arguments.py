@@ -191,3 +191,63 @@ def test_a_forward_with_kwargs_takes_its_named_parameters_by_keyword():
         with pytest.warns(dycl.FallbackWarning, match="keywords into it"):
             got = cm(ids, scale=2.0)
         assert torch.equal(got["last_hidden_state"], model(ids, scale=2.0)["last_hidden_state"])
+
+
+class BatchDict(nn.Module):
+    """A batch as one dict argument, as data loaders hand it over."""
+
+    def __init__(self):
+        super().__init__()
+        self.emb = nn.Embedding(10, 8)
+        self.fc = nn.Linear(8, 3)
+
+    def forward(self, batch, return_dict=True):
+        h = self.emb(batch["input_ids"])
+        mask = batch.get("attention_mask")
+        if mask is not None:
+            h = h * mask.unsqueeze(-1)
+        if "scale" in batch:
+            h = h * batch["scale"]
+        extra = {k: v.float().mean() for k, v in batch.items() if k.startswith("aux")}
+        logits = self.fc(h)
+        if logits.max() > 0.5:
+            logits = logits * 2
+        out = {"logits": logits, "n": len(batch), **extra}
+        return out if return_dict else tuple(out.values())
+
+
+def test_a_dict_argument_keeps_its_keys_and_values():
+    """A dict of tensors (a data loader's batch) was refused: "argument 0 is a dict".
+    Its keys are part of what was compiled (other keys: another program); a None
+    value is a constant as a None argument is."""
+    from collections import OrderedDict
+
+    torch.manual_seed(0)
+    model = BatchDict().eval()
+    batch = {"input_ids": torch.randint(0, 10, (2, 5)), "attention_mask": torch.ones(2, 5), "aux_a": torch.ones(3)}
+    cm = dycl.compile(model, [batch], backend="torch", fallback="error")
+    calls = [batch, {**batch, "attention_mask": None}, {**batch, "attention_mask": torch.zeros(2, 5)},
+             {**batch, "scale": torch.tensor(3.0)}, OrderedDict(batch),
+             {"input_ids": torch.randint(0, 10, (2, 5)) * 0, "attention_mask": torch.ones(2, 5)}]
+    with torch.no_grad(), warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        for c in calls:
+            want, got = model(c), cm(c)
+            assert list(got) == list(want) and all(torch.equal(got[k], want[k]) if torch.is_tensor(want[k])
+                                                   else got[k] == want[k] for k in want), list(c)
+        assert torch.equal(cm(batch, return_dict=False)[0], model(batch, return_dict=False)[0])
+    assert cm.manifest["argument_spec"][0][0] == "dict"
+
+
+class WritesIntoItsBatch(nn.Module):
+    def forward(self, batch):
+        batch["y"] = batch["x"] * 2
+        return batch["y"].sum()
+
+
+def test_a_dict_argument_forward_changes_is_the_callers():
+    cm = dycl.compile(WritesIntoItsBatch(), [{"x": torch.ones(2)}])
+    mine, theirs = {"x": torch.ones(2)}, {"x": torch.ones(2)}
+    with pytest.warns(dycl.FallbackWarning, match="changes the list or dict argument"):
+        assert torch.equal(cm(mine), WritesIntoItsBatch()(theirs))
+    assert list(mine) == list(theirs) == ["x", "y"] and torch.equal(mine["y"], theirs["y"])

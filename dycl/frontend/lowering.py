@@ -896,7 +896,7 @@ class Lowerer(ScopeLowering, ExpressionLowering, CallLowering, LoopLowering, Reg
             raise self.unsupported(node, "an in-place update from a view of the same tensor (the two may overlap)")
 
     def note_argument_mutated(self, seq: SeqVal, node: ast.AST) -> None:
-        """forward changes a list the caller passed (`feats.append(x)`): the caller
+        """forward changes a list or dict the caller passed (`feats.append(x)`): the caller
         sees that in eager, so calls run the model itself (see CompiledModel)."""
         self.arguments_mutated.add(f"{seq.argument} ({self._loc(node)})")
 
@@ -1023,7 +1023,7 @@ def _immutable(x: Any) -> bool:
 
 
 def _bind_argument(spec: Any, block_args: Iterator[SSAValue], name: str) -> Value:
-    """A parameter's value from its argument spec: a tensor input, a constant, a list or tuple."""
+    """A parameter's value from its argument spec: a tensor input, a constant, a list, tuple or dict."""
     if spec[0] == "tensor":
         arg = next(block_args)
         arg.name_hint = name if name.isidentifier() else None
@@ -1031,6 +1031,9 @@ def _bind_argument(spec: Any, block_args: Iterator[SSAValue], name: str) -> Valu
     if spec[0] == "constant":
         return Static(spec[2])
     items = [_bind_argument(s, block_args, f"{name}_{i}") for i, s in enumerate(spec[1])]
+    if spec[0] in ("dict", "OrderedDict"):
+        return DictVal(items, False, [k[2] for k in spec[2]], "builtins.dict" if spec[0] == "dict"
+                       else "collections.OrderedDict", argument=name)
     if spec[0] == "tuple" and all(isinstance(x, Static) for x in items):
         return Static(tuple(x.value for x in items))  # type: ignore[union-attr]
     return SeqVal(items, is_list=spec[0] == "list", argument=name if spec[0] == "list" else None)

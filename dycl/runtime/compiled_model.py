@@ -263,7 +263,7 @@ class CompiledModel:
         values = bind(params, args, kwargs, f"{self.manifest.get('model', '')}.forward".lstrip("."))
         if self.manifest.get("mutates_arguments"):
             return self._eager((), {p.name: v for p, v in zip(params, values) if v is not ABSENT},
-                               f"forward changes the list argument(s) {', '.join(self.manifest['mutates_arguments'])}, "
+                               f"forward changes the list or dict argument(s) {', '.join(self.manifest['mutates_arguments'])}, "
                                "which the caller sees; calls")
         flat, specs = flatten(values)
         if argument_key(specs) == argument_key(compiled):
