@@ -5,8 +5,10 @@ Each dycl tensor op maps 1:1 to an FX node; constants become literal arguments.
 
 from __future__ import annotations
 
+import functools
 import operator
 import re
+import types
 from typing import Any
 
 import torch
@@ -158,7 +160,7 @@ def to_graph_module(fn: func.FuncOp, model: nn.Module) -> fx.GraphModule:
                 env[op.result] = graph.call_module(op.path.data, tuple(args), kwargs)
             case d.CallFunctionOp():
                 args, kwargs = _args(op, env)
-                target = resolve_qualname(op.target.data)
+                target = _printable(resolve_qualname(op.target.data))
                 if op.target.data in _ARITHMETIC:
                     args = _promote_operands(graph, op, args)
                 elif op.target.data in _COMPARISONS:
@@ -364,6 +366,26 @@ def _install(root: nn.Module, path: str, obj: Any) -> None:
         m.register_parameter(leaf, obj)
     else:
         m.register_buffer(leaf, obj)
+
+
+@functools.cache
+def _bound_classmethod(target: types.MethodType) -> Any:
+    def call(*args: Any, **kwargs: Any) -> Any:
+        return target(*args, **kwargs)
+
+    call.__name__ = call.__qualname__ = f"{target.__self__.__name__}_{target.__name__}"
+    call.__module__ = target.__self__.__module__
+    return call
+
+
+def _printable(target: Any) -> Any:
+    """FX prints a call's target by its __module__ and __name__: a classmethod bound to
+    the model's class (`Clamp.apply` of an autograd.Function) would print as torch's
+    base class's, whose forward is abstract. Such a target is called through a function."""
+    if isinstance(target, types.MethodType) and isinstance(target.__self__, type) and \
+            not target.__self__.__module__.startswith("torch"):
+        return _bound_classmethod(target)
+    return target
 
 
 def _args(op: d.CallModuleOp | d.CallFunctionOp | d.CallMethodOp, env: dict[SSAValue, Any]) -> tuple[list[Any], dict[str, Any]]:

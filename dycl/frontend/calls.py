@@ -268,6 +268,15 @@ def _own_python_call(target: Any) -> tuple[Any, Any] | None:
 
 
 
+def _scripted_function(obj: Any) -> Any:
+    """A @torch.jit.script function's Python function (inlined, as torch.compile does:
+    no backend exports TorchScript), else None."""
+    if isinstance(obj, torch.jit.ScriptFunction) and inspect.isfunction(
+            original := getattr(obj, "_torchdynamo_inline", None)):
+        return original
+    return None
+
+
 def _in_place_tensor_method(obj: Any) -> str | None:
     """The in-place tensor method a call of `obj` is on its first argument:
     `torch.Tensor.add_`, `torch.clamp_` and `F.relu_` (torch's function forms),
@@ -442,6 +451,7 @@ class CallLowering:
                 # self.act = functools.partial(F.leaky_relu, negative_slope=0.2)
                 kwargs = {**{k: Static(v) for k, v in target.keywords.items()}, **kwargs}
                 args, target = [*(Static(a) for a in target.args), *args], target.func
+            target = _scripted_function(target) or target
             if inspect.isfunction(target) and not isinstance(target, types.MethodType):
                 # a function or lambda held in an attribute: self.act = F.gelu, lambda t: t * 2
                 q = qualname_of(target)
@@ -848,6 +858,8 @@ class CallLowering:
             return StaticObject(made, ast.unparse(node))
         if inspect.isfunction(obj) and not g.qualname.startswith("torch."):
             return self._inline(obj, None, args, kwargs, node)
+        if (original := _scripted_function(obj)) is not None:
+            return self._inline(original, None, args, kwargs, node)
         if "out" in kwargs and not (isinstance(kwargs["out"], Static) and kwargs["out"].value is None):
             raise self.unsupported(node, f"{g.qualname}(..., out=...), which writes an existing tensor")
         if isinstance(kwargs.get("inplace"), Static) and kwargs["inplace"].value is True and args:  # type: ignore[union-attr]

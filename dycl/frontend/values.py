@@ -313,6 +313,11 @@ def qualname_of(obj: Any) -> str | None:
 
     if isinstance(obj, types.ModuleType):
         return obj.__name__
+    if isinstance(obj, types.MethodType) and isinstance(obj.__self__, type):
+        # a classmethod bound to its class (`Clamp.apply` of an autograd.Function: the
+        # function's own qualname names the base class, whose forward is abstract)
+        owner = qualname_of(obj.__self__)
+        return f"{owner}.{obj.__name__}" if owner else None
     if obj is getattr(torch, getattr(obj, "__name__", ""), None):
         return f"torch.{obj.__name__}"
     mod = getattr(obj, "__module__", None)

@@ -6,6 +6,8 @@ import dataclasses
 import functools
 import math
 import operator
+import warnings
+from typing import List
 
 import torch
 import torch.nn.functional as F
@@ -2861,3 +2863,58 @@ CASES["walrus_test_breaks_a_module_loop"] = (WalrusTestBreaksAModuleLoop, [
     (torch.full((2, 4), v),) for v in (-3.0, -0.5, 0.0, 0.5, 3.0)])
 CASES["named_tuples_in_lists_to_a_region"] = (NamedTuplesInListsToARegion, [
     (torch.tensor([0.5, -2.0, 1.0]),), (torch.tensor([3.0, 2.0, 1.0]),)])
+
+
+class _ScaledGelu(torch.autograd.Function):
+    """A custom autograd.Function as published code writes one (forward and backward,
+    ctx attributes, several outputs)."""
+
+    @staticmethod
+    def forward(ctx, x, scale: float):
+        ctx.scale = scale
+        ctx.save_for_backward(x)
+        y = F.gelu(x) * scale
+        return y, (y > 0).sum()
+
+    @staticmethod
+    def backward(ctx, g, _):
+        (x,) = ctx.saved_tensors
+        return g * ctx.scale, None
+
+
+def _scaled_sum(xs: List[torch.Tensor], k: int) -> torch.Tensor:
+    out = torch.jit.annotate(List[torch.Tensor], [])
+    for x in xs:
+        out.append(x * k)
+    return torch.stack(out).sum(0)
+
+
+def _plus_one(x):
+    return x + 1
+
+
+with warnings.catch_warnings():
+    warnings.simplefilter("ignore", DeprecationWarning)  # (torch.jit.script is; published code still uses it)
+    _scripted_sum = torch.jit.script(_scaled_sum)
+    _scripted_plus_one = torch.jit.script(_plus_one)
+
+
+class AutogradFunctionAndScriptedHelpers(nn.Module):
+    """`Fn.apply(...)` ran torch's base Function.apply (NotImplementedError: a region
+    from there to the end of forward) and @torch.jit.script helpers, called or held
+    as an attribute, were "not callable" (regions)."""
+
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(4, 4)
+        self.post = _scripted_plus_one
+
+    def forward(self, x):
+        h, n = _ScaledGelu.apply(self.fc(x), 2.0)
+        if n > 4:
+            h = _scripted_sum([h, x], 3)
+        return self.post(h)
+
+
+CASES["autograd_function_and_scripted_helpers"] = (AutogradFunctionAndScriptedHelpers, [
+    (torch.full((2, 4), v),) for v in (-3.0, 0.0, 3.0)] + [(torch.randn(2, 4, generator=torch.Generator().manual_seed(1)),)])
