@@ -16,6 +16,7 @@ import typing
 from typing import TYPE_CHECKING, Any
 
 import torch
+import torch.utils.checkpoint
 from torch import nn
 from xdsl.dialects import arith
 from xdsl.dialects.builtin import TensorType, TupleType, f64, i1, i64
@@ -268,6 +269,10 @@ def _own_python_call(target: Any) -> tuple[Any, Any] | None:
 
 
 
+_CHECKPOINTS = (torch.utils.checkpoint.checkpoint, torch.utils.checkpoint.checkpoint_sequential)
+_CHECKPOINT_OPTIONS = {"use_reentrant", "preserve_rng_state", "context_fn", "determinism_check", "debug"}
+
+
 def _scripted_function(obj: Any) -> Any:
     """A @torch.jit.script function's Python function (inlined, as torch.compile does:
     no backend exports TorchScript), else None."""
@@ -407,6 +412,22 @@ class CallLowering:
             raise self.unsupported(e, "super() outside a method of a module")
         return SuperRef(me, cls)
 
+    def checkpoint_sequential(self: Lowerer, args: list[Value], kwargs: dict[str, Value], e: ast.AST,
+                              scope: _Scope) -> Value:
+        """`checkpoint_sequential(functions, segments, input)`: the functions in order."""
+        named = dict(zip(("functions", "segments", "input"), args)) | kwargs
+        functions, x = named.get("functions"), named.get("input")
+        if functions is None or x is None or len(args) > 3:
+            raise self.error(e, "checkpoint_sequential() takes (functions, segments, input)")
+        if isinstance(functions, ModuleRef) and isinstance(functions.module, nn.Sequential):
+            return self.call_value(functions, [x], {}, e, scope)
+        items = self.iter_items(functions, e)
+        if items is None:
+            raise self.unsupported(e, "checkpoint_sequential() of functions known only at run time")
+        for f in items:
+            x = self.call_value(f, [x], {}, e, scope)
+        return x
+
     def call_value(self: Lowerer, fn: Value, args: list[Value], kwargs: dict[str, Value], e: ast.AST, scope: _Scope) -> Value:
         self._call_scopes.append(scope)  # where an inlined callee's module state comes from and goes back to
         try:
@@ -431,6 +452,12 @@ class CallLowering:
                 raise self.unsupported(e, f"'{fn.qualname}' called as a function value (an in-place update)")
             if fn.obj is getattr(torch, "cond", None):
                 return self.call_cond(args, kwargs, e, scope)
+            if fn.obj in _CHECKPOINTS and args:
+                # Activation checkpointing recomputes in backward; the values are the call's.
+                own = {k: v for k, v in kwargs.items() if k not in _CHECKPOINT_OPTIONS}
+                if fn.obj is _CHECKPOINTS[0]:
+                    return self.call_value(args[0], args[1:], own, e, scope)
+                return self.checkpoint_sequential(args, own, e, scope)
             if fn.obj is functools.partial and args and isinstance(
                     args[0], (MethodRef, ModuleRef, Closure, GlobalRef, Partial, IndexedModule)):
                 return Partial(args[0], tuple(args[1:]), dict(kwargs))

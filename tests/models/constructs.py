@@ -11,6 +11,7 @@ from typing import List
 
 import torch
 import torch.nn.functional as F
+import torch.utils.checkpoint
 from torch import nn
 
 
@@ -2917,4 +2918,30 @@ class AutogradFunctionAndScriptedHelpers(nn.Module):
 
 
 CASES["autograd_function_and_scripted_helpers"] = (AutogradFunctionAndScriptedHelpers, [
+    (torch.full((2, 4), v),) for v in (-3.0, 0.0, 3.0)] + [(torch.randn(2, 4, generator=torch.Generator().manual_seed(1)),)])
+
+
+class ActivationCheckpointing(nn.Module):
+    """`checkpoint(block, x, use_reentrant=False)` (timm, HF gradient checkpointing
+    left on at inference) and `checkpoint_sequential`: "submodule cannot be used as
+    a value" sent each call to Python."""
+
+    def __init__(self):
+        super().__init__()
+        self.blocks = nn.ModuleList([nn.Linear(4, 4) for _ in range(2)])
+        self.tail = nn.Sequential(nn.Linear(4, 4), nn.Tanh())
+
+    def _scaled(self, x, k):
+        return torch.relu(x) * k
+
+    def forward(self, x):
+        for block in self.blocks:
+            x = torch.utils.checkpoint.checkpoint(block, x, use_reentrant=False)
+        x = torch.utils.checkpoint.checkpoint(self._scaled, x, 2, use_reentrant=False)
+        x = torch.utils.checkpoint.checkpoint_sequential(self.tail, 2, x, use_reentrant=False)
+        x = torch.utils.checkpoint.checkpoint_sequential(list(self.blocks), 1, x, use_reentrant=False)
+        return x if x.sum() > 0 else -x
+
+
+CASES["activation_checkpointing"] = (ActivationCheckpointing, [
     (torch.full((2, 4), v),) for v in (-3.0, 0.0, 3.0)] + [(torch.randn(2, 4, generator=torch.Generator().manual_seed(1)),)])
