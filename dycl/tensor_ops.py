@@ -13,7 +13,12 @@ import torch
 
 
 def setitem(t: torch.Tensor, index: Any, value: Any) -> torch.Tensor:
-    """`t[index] = value`, as a new tensor (`value` cast and broadcast as Python's does)."""
+    """`t[index] = value`, as a new tensor (`value` cast and broadcast as Python's does).
+    On a Python container (a list whose type only the run showed: `s = list(y.shape)`)
+    the item assignment itself, in place, as Python does it."""
+    if not isinstance(t, torch.Tensor):
+        t[index] = value
+        return t
     if isinstance(index, torch.Tensor) and index.dim() == 0 and t.dim() > 0 and \
             index.dtype in (torch.int64, torch.int32, torch.int16, torch.int8):
         # A host int handed over as a 0-d tensor: `out[i] = v` would read it back (an

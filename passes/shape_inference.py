@@ -100,7 +100,75 @@ def _run_torch(op: Operation, fn: Any, args: list[Any], kwargs: dict[str, Any]) 
         with _quiet("torch._subclasses.fake_tensor"), _quiet("torch.fx.experimental.symbolic_shapes"):
             return fn(*args, **kwargs)
     except Exception as e:
-        raise PassError(f"shape inference failed: {type(e).__name__}: {str(e).splitlines()[0]}", op) from None
+        error = PassError(f"shape inference failed: {type(e).__name__}: {str(e).splitlines()[0]}", op)
+        error.original = e  # type: ignore[attr-defined]
+        raise error from None
+
+
+class EagerRaises(Exception):
+    """An op that raises for the shapes and dtypes it is compiled for, whatever the
+    values (`x.transpose(1, 2).view(n, -1)`): eager's exception, raised on that path."""
+
+    def __init__(self, error: BaseException):
+        super().__init__(str(error))
+        self.error = error
+
+
+def _fake_limits() -> tuple[type, ...]:
+    """Failures of fake tensors themselves (no meta kernel, data-dependent output), not of the op."""
+    from torch._subclasses import fake_tensor
+    from torch.fx.experimental import symbolic_shapes
+
+    return (NotImplementedError, fake_tensor.UnsupportedOperatorException, fake_tensor.DynamicOutputShapeException,
+            fake_tensor.DataDependentOutputException, symbolic_shapes.GuardOnDataDependentSymNode)
+
+
+def _torch_op(op: Operation, values: list[Any]) -> bool:
+    """A tensor method, a torch function or a leaf module: eager's own op (not one of
+    dycl's helpers, whose failure on a stand-in says nothing of eager)."""
+    if isinstance(op, d.CallMethodOp):
+        return bool(values) and isinstance(values[0], torch.Tensor)
+    if isinstance(op, d.CallFunctionOp):
+        return op.target.data.startswith("torch.")
+    return isinstance(op, d.CallModuleOp)
+
+
+def _real_filled(v: Any, fill: float) -> Any:
+    """Fake tensors of static shapes as real ones of the same strides, filled; None where
+    a size is symbolic or a value is one only the run knows."""
+    if isinstance(v, torch.Tensor):
+        if not all(isinstance(n, int) for n in (*v.shape, *v.stride())):
+            return None
+        extent = 1 + sum((n - 1) * k for n, k in zip(v.shape, v.stride()) if n > 0)
+        return torch.full([extent if v.numel() else 0], fill).to(v.dtype).as_strided(v.shape, v.stride())
+    if isinstance(v, (list, tuple)):
+        items = [_real_filled(x, fill) for x in v]
+        return None if any(i is None and x is not None for i, x in zip(items, v)) else type(v)(items)
+    if isinstance(v, (Unknown, HeldList, _Unset)):
+        return None
+    return v
+
+
+def eager_raises(error: PassError, call: Any, args: list[Any], kwargs: dict[str, Any]) -> BaseException | None:
+    """Eager's exception where `call` raises on real tensors of these shapes, strides
+    and dtypes alike when filled with zeros and with ones; else None."""
+    original = getattr(error, "original", None)
+    if original is None or isinstance(original, _fake_limits()):
+        return None
+    raised = []
+    for fill in (0.0, 1.0):
+        real_args, real_kwargs = _real_filled(args, fill), {k: _real_filled(v, fill) for k, v in kwargs.items()}
+        if real_args is None or any(r is None and v is not None for r, v in zip(real_kwargs.values(), kwargs.values())):
+            return None
+        try:
+            with torch.no_grad():
+                call(*real_args, **real_kwargs)
+        except Exception as e:  # noqa: BLE001 (the op's own error, as eager raises it)
+            raised.append(e)
+        else:
+            return None
+    first, second = raised
+    return first if type(first) is type(second) and str(first) == str(second) else None
 
 
 class _Inferrer:
@@ -378,7 +446,18 @@ class _Inferrer:
                     o.location = op.location
                     block.add_op(o)
                 return None
-            self.run_op(op, returns)
+            try:
+                self.run_op(op, returns)
+            except EagerRaises as e:
+                # What follows never runs on this path: eager's exception instead.
+                erase_from(op)
+                message = d.ConstantOp(StringAttr(str(e.error)))
+                kind = type(e.error)
+                ends = [message, d.RaiseOp(f"{kind.__module__}.{kind.__qualname__}", [message.result]), d.ReturnOp()]
+                for o in ends:
+                    o.location = op.location
+                    block.add_op(o)
+                return None
         return None
 
     def run_op(self, op: Operation, returns: list[list[Attribute]]) -> None:
@@ -932,8 +1011,15 @@ class _Inferrer:
             else:
                 at_risk = unit_sizes.probes(env, fn, args, kwargs, unit_sizes.checked(op, values))
             before = (env.num_deferred_runtime_asserts, len(env.replacements))
-            with self.mode:
-                result = _run_torch(op, fn, args, kwargs)
+            try:
+                with self.mode:
+                    result = _run_torch(op, fn, args, kwargs)
+            except PassError as e:
+                call, real = (fn, args) if not isinstance(op, d.CallMethodOp) else (
+                    lambda r, *a, **k: getattr(r, op.method.data)(*a, **k), [values[0], *args])
+                if _torch_op(op, values) and (raised := eager_raises(e, call, real, kwargs)) is not None:
+                    raise EagerRaises(raised) from None
+                raise
             if at_risk and (env.num_deferred_runtime_asserts, len(env.replacements)) == before:
                 # (where the op related sizes, `Eq(u0, u1)`, the run time checks it: no split)
                 self._split_on_unit(op, values, [p for p in at_risk if unit_sizes.sensitive(p, result)])

@@ -19,7 +19,8 @@ RUN_AS_PYTHON = {"inplace_alias_in_loop", "seen_tokens_set", "next_with_default"
                  "in_place_update_from_an_overlapping_view", "try_around_a_tuple_index_from_data",
                  "reshape_by_sizes_from_data", "raise_caught_in_a_helper", "try_around_host_math",
                  "read_after_del_or_except", "walrus_in_a_comprehension", "cache_from_a_classmethod",
-                 "nms_after_a_threshold", "set_of_values_then_a_tensor", "features_by_number"}
+                 "nms_after_a_threshold", "set_of_values_then_a_tensor", "features_by_number",
+                 "heap_and_bisect_updates", "changes_through_dunder_calls", "shape_lists_edited"}
 
 
 @pytest.mark.parametrize("backend", ["onnxruntime", "tvm"])

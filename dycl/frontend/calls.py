@@ -70,6 +70,7 @@ PURE_BUILTINS = {
 FORBIDDEN_CALLS = {
     "exec": "exec()", "eval": "eval()", "print": "print()", "input": "input()",
     "open": "open()", "setattr": "setattr()", "delattr": "delattr()",
+    "object.__setattr__": "object.__setattr__()", "object.__delattr__": "object.__delattr__()",
     "random.random": "Python-side randomness (random)", "random.randint": "Python-side randomness (random)",
     # A PackedSequence is a Python object only recurrent modules take (as Python, with it)
     "torch.nn.utils.rnn.pack_padded_sequence": "a packed sequence (pack_padded_sequence)",
@@ -271,6 +272,26 @@ def _own_python_call(target: Any) -> tuple[Any, Any] | None:
 
 _CHECKPOINTS = (torch.utils.checkpoint.checkpoint, torch.utils.checkpoint.checkpoint_sequential)
 _CHECKPOINT_OPTIONS = {"use_reentrant", "preserve_rng_state", "context_fn", "determinism_check", "debug"}
+
+
+_ARGUMENT_CHANGING_MODULES = ("heapq.", "_heapq.", "bisect.", "_bisect.")
+
+
+def _changes_its_arguments(obj: Any, qualname: str) -> bool:
+    """Library calls that change a Python container passed to them: heapq's and
+    bisect's functions, container methods called unbound (`list.append(l, v)`),
+    operator's in-place forms (`operator.iadd(l, m)`)."""
+    if qualname.startswith(_ARGUMENT_CHANGING_MODULES):
+        return qualname.rsplit(".", 1)[-1] not in ("nlargest", "nsmallest", "merge", "bisect", "bisect_left",
+                                                   "bisect_right")
+    if getattr(obj, "__objclass__", None) in (list, dict, set, collections.deque, collections.OrderedDict):
+        return True
+    name = qualname.rsplit(".", 1)[-1]
+    return qualname.startswith(("_operator.", "operator.")) and name.startswith("i") and name[1:] in _BINARY_NAMES
+
+
+_BINARY_NAMES = {"add", "sub", "mul", "truediv", "floordiv", "mod", "pow", "matmul", "and", "or", "xor", "lshift",
+                 "rshift", "concat"}
 
 
 def _scripted_function(obj: Any) -> Any:
@@ -891,6 +912,12 @@ class CallLowering:
             raise self.unsupported(node, f"{g.qualname}(..., out=...), which writes an existing tensor")
         if isinstance(kwargs.get("inplace"), Static) and kwargs["inplace"].value is True and args:  # type: ignore[union-attr]
             return self._in_place_call(g.qualname, args, {k: v for k, v in kwargs.items() if k != "inplace"}, node)
+        if _changes_its_arguments(obj, g.qualname) and any(
+                isinstance(a, SeqVal) and (a.is_list or isinstance(a, DictVal)) or
+                isinstance(a, SSAValue) and not isinstance(a.type, TensorType) for a in (*args, *kwargs.values())):
+            # (a list built here would be passed as a copy, and a call on one the run made,
+            # its result unused, would be dropped as dead: the change lost either way)
+            raise self.unsupported(node, f"'{g.qualname}', which changes a list or dict passed to it")
         if g.qualname in _PROCESS_EFFECTS or g.qualname.startswith(_PROCESS_EFFECT_PREFIXES):
             # Not a value: reseeding, a check that raises, a global setting. As an op its
             # unused result was dropped (torch.manual_seed, torch._assert never happened).

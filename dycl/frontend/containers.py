@@ -354,7 +354,14 @@ class ContainerLowering:
             base.set(key.value, v)
             return True
         try:
-            base.items[key.value] = v
-        except (IndexError, TypeError) as ex:
+            if isinstance(key.value, slice):  # `shape[1:] = [1] * (len(shape) - 1)`
+                items = self.iter_items(v, target)
+                if items is None:
+                    raise TypeError("must assign iterable to extended slice" if key.value.step is not None
+                                    else "can only assign an iterable")
+                base.items[key.value] = items
+            else:
+                base.items[key.value] = v
+        except (IndexError, TypeError, ValueError) as ex:
             raise self.error(target, f"list assignment fails: {ex}") from None
         return True

@@ -160,7 +160,7 @@ class Lowerer(ScopeLowering, ExpressionLowering, CallLowering, LoopLowering, Reg
         # entries (or an item of one: (entry, index)) `is None` took as never None
         self._assumed_not_none: set[SSAValue | tuple[SSAValue, int | None]] = set()
         self._listed: set[SSAValue] = set()  # storages of tensors appended to lists the host holds
-        self.maybe_unbound: set[SSAValue] = set()  # region results a name may be unbound in (check_bound)
+        self.maybe_unbound: set[SSAValue] = _ValueSet()  # region results a name may be unbound in (check_bound)
         # Constants of tensors held outside the model (outside_tensor), and where forward changes one.
         self.outside_tensors: set[SSAValue] = set()
         self.outside_tensor_written: str | None = None
@@ -1020,6 +1020,18 @@ def _immutable(x: Any) -> bool:
     if isinstance(x, (tuple, frozenset)):
         return all(_immutable(e) for e in x)
     return x is None or isinstance(x, (bool, int, float, complex, str, bytes, torch.dtype, torch.Size, range, slice))
+
+
+class _ValueSet(set):
+    """A set of SSA values that other lowered values (a list's SeqVal, unhashable) are
+    simply not members of."""
+
+    def __contains__(self, v: object) -> bool:
+        return isinstance(v, SSAValue) and super().__contains__(v)
+
+    def add(self, v: Any) -> None:
+        if isinstance(v, SSAValue):
+            super().add(v)
 
 
 def _bind_argument(spec: Any, block_args: Iterator[SSAValue], name: str) -> Value:

@@ -53,6 +53,12 @@ _PURE_ROOTS = {"torch", "F", "math", "print", "len", "isinstance", "str", "int",
                "sorted", "round", "type", "hasattr", "getattr", "id", "hash", "warnings", "logger", "logging"}
 
 
+_CONTAINER_TYPES = {"list", "dict", "set", "tuple"}
+# Methods called by name that change their receiver (`s.__setattr__("n", 5)`).
+_CHANGING_DUNDERS = {"__setattr__", "__delattr__", "__setitem__", "__delitem__", "__iadd__", "__isub__", "__imul__",
+                     "__ior__", "__iand__"}
+
+
 class Widen(Exception):
     """No region can be made at this statement: the enclosing one must hold it."""
 
@@ -230,12 +236,13 @@ def mutated_names(stmts: list[ast.stmt], env: dict[str, Value]) -> set[str]:
                 out.add(base.id)
         elif isinstance(node, ast.Call):
             f = node.func
-            if isinstance(f, ast.Attribute) and not f.attr.startswith("__"):
+            if isinstance(f, ast.Attribute) and (not f.attr.startswith("__") or f.attr in _CHANGING_DUNDERS):
                 base = f.value
                 while isinstance(base, (ast.Subscript, ast.Attribute)):
                     base = base.value  # v[0].add_(...) writes into v
                 held = env.get(base.id) if isinstance(base, ast.Name) else None
-                if isinstance(base, ast.Name) and (f.attr.endswith("_") or isinstance(held, SeqVal) or (
+                if isinstance(base, ast.Name) and (f.attr.endswith("_") or f.attr in _CHANGING_DUNDERS or
+                                                   isinstance(held, SeqVal) or (
                         f.attr in MUTATING_METHODS and (isinstance(held, SSAValue) or isinstance(held, Static) and
                                                         isinstance(held.value, (list, dict, set))))):
                     out.add(base.id)  # x.add_(...), xs.append(...) (also a list made at run time)
@@ -251,7 +258,8 @@ def mutated_names(stmts: list[ast.stmt], env: dict[str, Value]) -> set[str]:
             root = f
             while isinstance(root, (ast.Attribute, ast.Subscript, ast.Call)):
                 root = root.func if isinstance(root, ast.Call) else root.value
-            if not (isinstance(root, ast.Name) and root.id in _PURE_ROOTS):
+            if not (isinstance(root, ast.Name) and root.id in _PURE_ROOTS) or (
+                    root is not f and root.id in _CONTAINER_TYPES):  # (`list.append(l, v)`: l changes)
                 # A user function or module may update its arguments.
                 out.update(a.id for a in [*node.args, *(k.value for k in node.keywords)] if isinstance(a, ast.Name))
                 out.update(a.value.id for a in node.args if isinstance(a, ast.Starred) and isinstance(a.value, ast.Name))

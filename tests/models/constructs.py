@@ -1,9 +1,11 @@
 """Small models, one Python construct each, with inputs that drive every path."""
 
+import bisect
 import collections
 import contextlib
 import dataclasses
 import functools
+import heapq
 import math
 import operator
 import warnings
@@ -2945,3 +2947,104 @@ class ActivationCheckpointing(nn.Module):
 
 CASES["activation_checkpointing"] = (ActivationCheckpointing, [
     (torch.full((2, 4), v),) for v in (-3.0, 0.0, 3.0)] + [(torch.randn(2, 4, generator=torch.Generator().manual_seed(1)),)])
+
+
+class ViewOfATransposeOnOnePath(nn.Module):
+    """`x.view(...)` after a transpose taken on one path: eager raises there (not
+    contiguous); the view became a region fed a contiguous copy and returned a value."""
+
+    def forward(self, x):
+        if x.mean() > 0.3:
+            x = x.transpose(1, 2)
+        return x.view(x.size(0), -1)
+
+
+CASES["view_of_a_transpose_on_one_path"] = (ViewOfATransposeOnOnePath, [
+    (torch.zeros(2, 4, 5),), (torch.ones(2, 4, 5),)])
+
+
+class HeapAndBisectUpdates(nn.Module):
+    """Library calls that change a list passed to them (a beam search's heap of
+    finished hypotheses): heappush/heappop, bisect.insort and `list.append(l, v)` were
+    compiled as if pure, on a copy, and the list kept its old contents."""
+
+    def forward(self, x):
+        finished = []
+        heapq.heappush(finished, (x.sum().item(), [1, 2]))
+        heapq.heappush(finished, (x.max().item(), [3]))
+        scores = [x.sum().item(), 2.0, 1.0]
+        first = heapq.heappop(scores)
+        ordered = [1.0, 5.0]
+        bisect.insort(ordered, x.mean().item())
+        outs = [x]
+        list.append(outs, x * 2)
+        return finished, first, scores, ordered, len(outs), heapq.nsmallest(1, ordered)
+
+
+CASES["heap_and_bisect_updates"] = (HeapAndBisectUpdates, [
+    (torch.tensor([0.5, -2.0, 1.0]),), (torch.tensor([3.0, 2.0, 1.0]),)])
+
+
+@dataclasses.dataclass
+class _Tally:
+    n: int = 0
+    best: float = 0.0
+
+
+class ChangesThroughDunderCalls(nn.Module):
+    """`object.__setattr__(s, "n", 3)` (the frozen-dataclass idiom) was compiled as a
+    pure call and `s.__setattr__("best", v)` ran in a region that kept its change;
+    `list.insert(l, 0, v)` on a list a region made was dropped as dead code."""
+
+    def forward(self, x):
+        s = _Tally()
+        object.__setattr__(s, "n", 3)
+        s.__setattr__("best", x.max().item())
+        kept = [t for t in x.tolist() if t > 0]  # (a list the run makes)
+        list.insert(kept, 0, -1.0)
+        list.extend(kept, [s.best])
+        return x * s.n, s, kept, len(kept)
+
+
+CASES["changes_through_dunder_calls"] = (ChangesThroughDunderCalls, [
+    (torch.tensor([0.5, -2.0, 1.0]),), (torch.tensor([-3.0, -2.0, -1.0]),)])
+
+
+def _index_points(points, idx):
+    """PointNet++'s helper, as published."""
+    B = points.shape[0]
+    view_shape = list(idx.shape)
+    view_shape[1:] = [1] * (len(view_shape) - 1)
+    repeat_shape = list(idx.shape)
+    repeat_shape[0] = 1
+    batch_indices = torch.arange(B, dtype=torch.long).view(view_shape).repeat(repeat_shape)
+    return points[batch_indices, idx, :]
+
+
+class ShapeListsEdited(nn.Module):
+    """`shape = list(idx.shape); shape[1] = 1` where idx is computed in forward (its
+    type known only after translation): the item assignment was a tensor's and the
+    compiled model raised "'list' object has no attribute 'clone'"; `view_shape[1:] =
+    [1] * k` (a slice of a list) was refused."""
+
+    def forward(self, points, idx):
+        idx = idx % points.shape[1]
+        shape = list(idx.shape)
+        shape[1] = 1
+        first = points[:, :1, 0].view(shape)
+        out = _index_points(points, idx)
+        return out.sum(-1) if out.mean() > 0 else first
+
+
+class IndexPoints(nn.Module):
+    def forward(self, points, idx):
+        out = _index_points(points, idx)
+        return out.sum(-1) if out.mean() > 0 else -out.sum(-1)
+
+
+CASES["index_points"] = (IndexPoints, [
+    (torch.randn(2, 10, 3, generator=torch.Generator().manual_seed(s)), torch.arange(8).view(2, 4) * k)
+    for s, k in ((0, 1), (1, 1), (2, 1))])
+CASES["shape_lists_edited"] = (ShapeListsEdited, [
+    (torch.randn(2, 10, 3, generator=torch.Generator().manual_seed(s)), torch.arange(8).view(2, 4) * k)
+    for s, k in ((0, 1), (1, 3), (2, 5))])
