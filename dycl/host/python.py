@@ -297,7 +297,7 @@ class PythonHostEmitter:
         """An operand of a call; a tensor call the host runs itself (cut out of its
         sub-DNN) takes torch tensors, whatever the backend that produced them."""
         if (d.ON_HOST_ATTR in op.attributes or isinstance(op, d.CallMethodOp) and op.method.data in
-                PYTHON_VALUE_METHODS) and d.contains_tensor_type(v.type):
+                PYTHON_VALUE_METHODS) and _holds_tensor(v):
             self.host_torch = True
             return f"_t({self.name(v)})"
         return self.name(v)
@@ -305,6 +305,13 @@ class PythonHostEmitter:
 
 # Host scalar types, and the Python conversion that reads each off a 0-d tensor.
 _SCALAR_READS = {"i64": "int", "f64": "float", "i1": "bool"}
+
+
+def _holds_tensor(v: SSAValue) -> bool:
+    """A tensor, or a tuple holding one (`x[:, mask]`'s index `(slice, mask)`, typed a
+    Python object for its slice)."""
+    return d.contains_tensor_type(v.type) or isinstance(v.owner, d.MakeTupleOp) and any(
+        _holds_tensor(o) for o in v.owner.operands)
 
 
 def _from_python(v: SSAValue) -> bool:

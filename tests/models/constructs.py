@@ -3048,3 +3048,18 @@ CASES["index_points"] = (IndexPoints, [
 CASES["shape_lists_edited"] = (ShapeListsEdited, [
     (torch.randn(2, 10, 3, generator=torch.Generator().manual_seed(s)), torch.arange(8).view(2, 4) * k)
     for s, k in ((0, 1), (1, 3), (2, 5))])
+
+
+class RemoveSelfLoops(nn.Module):
+    """`edge_index[:, mask]` (a graph's self loops dropped): the host indexed a torch
+    tensor with a backend's mask inside the index tuple (IndexError on TVM)."""
+
+    def forward(self, x, edge_index):
+        mask = edge_index[0] != edge_index[1]
+        edge_index = edge_index[:, mask]
+        return x[edge_index[0]].sum(0), edge_index
+
+
+CASES["remove_self_loops"] = (RemoveSelfLoops, [
+    (torch.randn(10, 4, generator=torch.Generator().manual_seed(s)),
+     torch.randint(0, k, (2, 30), generator=torch.Generator().manual_seed(s))) for s, k in ((0, 10), (1, 3), (2, 1))])
