@@ -1043,3 +1043,43 @@ def test_python_objects_between_statements_keep_the_rest_compiled(name):
     with torch.no_grad():
         cm = check_against_eager(factory().eval(), inputs, backend="torch")
     assert all(r["construct"] != "forward" for r in cm.fallbacks), cm.fallbacks
+
+
+class _ClampThroughAView(nn.Module):
+    def forward(self, x):
+        if x.mean().item() > 0.3:
+            h = x.t()
+        else:
+            h = x[1:]
+        h.data.clamp_(max=0.5)
+        return h.sum()
+
+
+class _UpdateThroughOneViewReadThroughAnother(nn.Module):
+    def forward(self, x):
+        h = x[1:]
+        h2 = x.narrow(0, 1, 2)
+        h2.div_(2)
+        return h.sum()
+
+
+class _SetItemOfASlice(nn.Module):
+    def forward(self, x):
+        h = x[1:]
+        h[0] = 7
+        return h.sum()
+
+
+@pytest.mark.parametrize("cls", [_ClampThroughAView, _UpdateThroughOneViewReadThroughAnother, _SetItemOfASlice])
+def test_in_place_updates_through_views_of_an_argument_reach_the_callers_tensor(cls):
+    """`h = x[1:]; h.clamp_(max=0.5)` (old code: `h.data.clamp_`): the update ran in a
+    region on the program's copy of the view, and the caller's x kept its values; a
+    view made before the region and read after it missed an update through another."""
+    model = cls().eval()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        cm = dycl.compile(model, [torch.zeros(3, 4)], backend="torch")
+    for x in (torch.ones(3, 4), torch.tensor([[-5.0] * 4, [1.0] * 4, [1.0] * 4])):
+        mine, theirs = x.clone(), x.clone()
+        assert torch.equal(cm(mine), model(theirs))
+        assert torch.equal(mine, theirs)

@@ -23,6 +23,7 @@ from xdsl.dialects.builtin import TensorType, TupleType, f64, i1, i64
 from xdsl.ir import Attribute, SSAValue
 
 from dycl.diagnostics import FrontendError
+from dycl.types import dtype_of
 from dycl.dialects import dycl as d
 from dycl.frontend.exceptions import is_super_init
 from dycl.frontend.inplace import maybe_tensor
@@ -187,6 +188,28 @@ def _classes_of(cls: Value) -> tuple[type, ...] | None:
         return None
     parts = [_classes_of(c if isinstance(c, (GlobalRef, Static, SeqVal)) else Static(c)) for c in items]
     return None if any(p is None for p in parts) else tuple(c for p in parts for c in p)  # type: ignore[union-attr]
+
+
+def _legacy_tensor_type(c: Any) -> bool:
+    """torch.FloatTensor, torch.cuda.LongTensor, ...: classes of a dtype and device."""
+    return type(c) is type(torch.FloatTensor)
+
+
+def _legacy_type_named(name: Any) -> Any:
+    """The legacy tensor type a string names ('torch.LongTensor'), else None."""
+    if not isinstance(name, str) or not name.startswith("torch."):
+        return None
+    try:
+        found = resolve_qualname(name)
+    except Exception:  # noqa: BLE001 (not a name torch has)
+        return None
+    return found if _legacy_tensor_type(found) else None
+
+
+@functools.cache
+def legacy_type_name(dtype: torch.dtype) -> str:
+    """`x.type()` of a CPU tensor of `dtype` ('torch.FloatTensor')."""
+    return torch.empty(0, dtype=dtype).type()
 
 
 def _python_type_of(v: Value) -> type | None:
@@ -680,6 +703,17 @@ class CallLowering:
                 return Static(len(shape) if mref.name == "dim" else shape[args[0].value] if args else shape)
             except (IndexError, TypeError):
                 pass  # eager's error, raised where eager raises it
+        if mref.name == "type" and isinstance(recv, SSAValue) and not kwargs:
+            # legacy type names: `x.type() == 'torch.FloatTensor'`, `x.type(torch.LongTensor)` (by its name)
+            if not args and isinstance(recv.type, TensorType) and self.on_cpu():
+                return Static(legacy_type_name(dtype_of(recv.type.element_type)))
+            legacy = args[0].obj if len(args) == 1 and isinstance(args[0], GlobalRef) else \
+                _legacy_type_named(args[0].value) if len(args) == 1 and isinstance(args[0], Static) else None
+            if _legacy_tensor_type(legacy) and not legacy.is_cuda and not legacy.is_sparse and self.on_cpu():
+                # (a CPU tensor's cast; torch.export's file does not load `.type(...)` back)
+                return self._call_method(MethodRef(recv, "to"), [Static(legacy.dtype)], {}, node)
+            if _legacy_tensor_type(legacy):
+                args = [Static(f"{legacy.__module__}.{legacy.__name__}")]
         if mref.name.endswith("_") and not mref.name.endswith("__"):
             return self._in_place_method(recv, mref.name, args, kwargs, node)
         if mref.name in MUTATING_METHODS and (not hasattr(torch.Tensor, mref.name) or (
@@ -871,6 +905,12 @@ class CallLowering:
                 owner, _, name = path.rpartition(".")
                 held = getattr(self.model.get_submodule(owner), name)
                 return Static(isinstance(held, classes))
+            if classes is not None and any(map(_legacy_tensor_type, classes)) and isinstance(v, SSAValue) and \
+                    isinstance(v.type, TensorType) and self.on_cpu():
+                # `isinstance(mask, torch.ByteTensor)`: the dtype (and CPU) decides
+                dtype = dtype_of(v.type.element_type)
+                return Static(any(c.dtype == dtype and not c.is_cuda and not c.is_sparse if _legacy_tensor_type(c)
+                                  else issubclass(torch.Tensor, c) for c in classes))
             kind = _python_type_of(v)
             if kind is not None and classes is not None:
                 return Static(issubclass(kind, classes))

@@ -410,6 +410,8 @@ class ExpressionLowering:
                 return Static(shape if attr == "shape" else len(shape))
             if attr == "dtype" and isinstance(base.type, TensorType):
                 return Static(dtype_of(base.type.element_type))
+            if attr == "is_cuda" and isinstance(base.type, TensorType) and self.on_cpu():
+                return Static(False)
             if attr in ("shape", "dtype", "device", "ndim", "T", "mT", "data", "is_cuda"):
                 return self.call_function("builtins.getattr", [base, Static(attr)], {}, node)
             if not getattr(node, "_dycl_callee", False) and (base.type in (d.ANY, d.PYOBJ) or isinstance(base.type, TensorType)):

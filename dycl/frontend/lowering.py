@@ -895,6 +895,20 @@ class Lowerer(ScopeLowering, ExpressionLowering, CallLowering, LoopLowering, Reg
                 possible_roots(v, self.model, self._joins) & possible_roots(base, self.model, self._joins):
             raise self.unsupported(node, "an in-place update from a view of the same tensor (the two may overlap)")
 
+    def on_cpu(self) -> bool:
+        """No example input is on the GPU: the tensors forward makes are CPU tensors."""
+        def tensors(v: Any) -> Iterator[Any]:
+            if isinstance(v, torch.Tensor):
+                yield v
+            elif isinstance(v, (list, tuple)):
+                for x in v:
+                    yield from tensors(x)
+            elif isinstance(v, dict):
+                for x in v.values():
+                    yield from tensors(x)
+
+        return all(t.device.type == "cpu" for t in tensors(self.example_inputs))
+
     def note_argument_mutated(self, seq: SeqVal, node: ast.AST) -> None:
         """forward changes a list or dict the caller passed (`feats.append(x)`): the caller
         sees that in eager, so calls run the model itself (see CompiledModel)."""

@@ -31,7 +31,7 @@ from typing import TYPE_CHECKING, Any
 import torch
 from torch import nn
 from xdsl.dialects.builtin import UnitAttr, i1
-from xdsl.ir import Attribute, SSAValue
+from xdsl.ir import Attribute, BlockArgument, SSAValue
 
 from dycl.diagnostics import FrontendError
 from dycl.dialects import dycl as d
@@ -441,7 +441,10 @@ class RegionLowering:
             # `b = self.buf; b.add_(x)`, `out=self.buf`): the sub-DNNs after it hold the old value as a
             # constant. Only Python to the end of forward reads the new one.
             raise Widen(error)
-        mutated = mutated_names(stmts, scope.env) & set(scope.env)
+        changed_here = mutated_names(stmts, scope.env)
+        mutated = changed_here & set(scope.env)
+        if any(not isinstance(scope.env.get(n), SeqVal) for n in changed_here) and self._loads_stale_view(loads, scope):
+            raise Widen(error)
         if _shares_changed_containers(scope.env, mutated):
             # (`ref = groups[1]`, or `[[]] * 2`, then the region appends through `groups`: the
             # region would get copies that share nothing, and `ref` would miss the change)
@@ -523,6 +526,10 @@ class RegionLowering:
             roots = possible_roots(v, self.model, self._joins)
             if roots & self._listed:
                 raise Widen(error)  # a list the host holds has views of it (its rows): they change too
+            if roots - {v} and any(self._is_forward_argument(r) for r in roots):
+                # a view of forward's argument made before the region (the program's copy):
+                # the caller's tensor would miss the update
+                raise Widen(error)
             for env in envs:
                 for other, w in bound_values(env):
                     if env is scope.env and other not in later:
@@ -604,6 +611,19 @@ class RegionLowering:
                 self.maybe_unbound.add(by_name[name])  # bound on some of the region's paths only
             scope.env[name] = by_name[name]
         return results
+
+    def _loads_stale_view(self: Lowerer, loads: set[str], scope: _Scope) -> bool:
+        """The region reads a view made before it (the program's copy) of a tensor it may
+        change in place through another name (`h = x[1:]`, then `x.narrow(...).div_(2)`
+        in the region): its copy would miss the change."""
+        tensors = [v for n in loads & set(scope.env) if isinstance(v := scope.env[n], SSAValue) and maybe_tensor(v)]
+        roots = {id(v): possible_roots(v, self.model, self._joins) for v in tensors}
+        return any(roots[id(v)] - {v} and (any(self._is_forward_argument(r) for r in roots[id(v)]) or any(
+            roots[id(v)] & roots[id(w)] for w in tensors if w is not v)) for v in tensors)
+
+    def _is_forward_argument(self: Lowerer, v: SSAValue) -> bool:
+        """One of the compiled forward's own arguments (the caller's tensors)."""
+        return isinstance(v, BlockArgument) and v.block is getattr(self, "_entry", None)
 
     def unbound_marker(self: Lowerer, node: ast.AST) -> SSAValue:
         """The value of a name no path has bound yet (a read of it is checked: check_bound)."""

@@ -3063,3 +3063,25 @@ class RemoveSelfLoops(nn.Module):
 CASES["remove_self_loops"] = (RemoveSelfLoops, [
     (torch.randn(10, 4, generator=torch.Generator().manual_seed(s)),
      torch.randint(0, k, (2, 30), generator=torch.Generator().manual_seed(s))) for s, k in ((0, 10), (1, 3), (2, 1))])
+
+
+class LegacyTensorTypes(nn.Module):
+    """Pre-1.0 idioms: `isinstance(mask, torch.ByteTensor)` of an argument was False (the
+    wrong branch: masked_fill then raised), `x.type() == 'torch.FloatTensor'` and
+    `x.is_cuda` were run-time reads, `t.type(torch.LongTensor)` a SyntaxError in the
+    generated graph (the whole forward eager)."""
+
+    def forward(self, x, mask):
+        if isinstance(mask, torch.ByteTensor):
+            mask = mask.bool()
+        if x.type() == "torch.FloatTensor" and not x.is_cuda:
+            x = x * 2
+        idx = x.argmax(1).type(torch.LongTensor)
+        if isinstance(x, torch.DoubleTensor):
+            x = x - 100
+        return x.masked_fill(mask, 0.0), idx, isinstance(x, torch.FloatTensor)
+
+
+CASES["legacy_tensor_types"] = (LegacyTensorTypes, [
+    (torch.randn(2, 3, generator=torch.Generator().manual_seed(s)), torch.tensor([[1, 0, 0], [0, 1, 0]], dtype=torch.uint8))
+    for s in range(2)])
