@@ -324,3 +324,39 @@ def test_magnitude_probes_compare_builds_with_the_exact_answer():
         assert _within_rounding(spec, [wide], want, want)
         assert not _within_rounding(spec, [wide], want, [torch.tensor([[0.0, float("inf"), 2.126928]])])
         assert not _within_rounding(spec, [wide], want, [torch.tensor([[0.0, 1e30, 0.0]])])
+
+
+class _GuardedAttention(nn.Module):
+    """Attention with a fully masked row (NaN out of softmax) and the usual guard."""
+
+    def __init__(self):
+        super().__init__()
+        self.qkv = nn.Linear(16, 48)
+        self.o = nn.Linear(16, 16)
+
+    def forward(self, x, mask):
+        B, T, H = x.size()
+        q, k, v = self.qkv(x).chunk(3, -1)
+        q = q.view(B, T, 2, 8).permute(0, 2, 1, 3)
+        k = k.view(B, T, 2, 8).permute(0, 2, 3, 1)
+        v = v.view(B, T, 2, 8).permute(0, 2, 1, 3)
+        scores = torch.matmul(q, k) / 8 ** 0.5
+        scores = scores.masked_fill(mask[:, None, None, :] == 0, float("-inf"))
+        probs = torch.softmax(scores, -1)
+        if torch.isnan(probs).any():
+            probs = probs.masked_fill(probs != probs, 0.0)
+        ctx = torch.matmul(probs, v).permute(0, 2, 1, 3).contiguous().view(B, T, H)
+        return x + self.o(ctx)
+
+
+def test_nan_is_probed_in_each_input_alone():
+    """The guard's sub-DNN on TVM returned NaN for the masked row (its `p != p` lost),
+    and passed: the NaN probe poisoned all five inputs at once, and NaN from the others
+    hid the difference. Each input alone is probed too."""
+    torch.manual_seed(0)
+    model = _GuardedAttention().eval()
+    x = torch.randn(2, 4, 16)
+    cm = dycl.compile(model, [x, torch.tensor([[1, 1, 1, 0], [1, 1, 1, 1]])], backend="tvm")
+    mask = torch.tensor([[0, 0, 0, 0], [1, 1, 0, 0]])
+    got, want = cm(x, mask), model(x, mask)
+    assert not got.isnan().any() and torch.allclose(got, want, atol=1e-5)

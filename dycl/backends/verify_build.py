@@ -146,6 +146,14 @@ def _probes(spec: SubgraphSpec) -> list[tuple[str, list[Any]]]:
                 poisoned[i] = base[i].clone()
                 poisoned[i].view(-1)[0] = v
             out.append((f"an input holding {v}", poisoned))
+    if len(groups) == 1 and len(floats) > 1:
+        # NaN in one input alone too: poisoning all at once can hide a build that loses a
+        # NaN guard (`p.masked_fill(p != p, 0)` simplified away) behind NaN from the others.
+        for i in floats:
+            poisoned = list(base)
+            poisoned[i] = base[i].clone()
+            poisoned[i].view(-1)[0] = float("nan")
+            out.append(("an input holding nan", poisoned))
     for group in groups:  # NaN elsewhere than first: ops whose NaN handling depends on the position (topk)
         longer = [i for i in group if base[i].numel() > 1]
         if longer:  # (a one-element input had its NaN probe above)
