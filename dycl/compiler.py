@@ -31,6 +31,7 @@ from dycl.diagnostics import DyclError, FrontendError, SourceLoc, user_stackleve
 from dycl.arguments import Arguments, Parameter, bind, flatten, parameters_of
 from dycl.backends.base import POLICIES, BuildOptions, Target, get_backend
 from dycl.dialects import dycl as d
+from dycl.passes.shape_inference import quiet_logger
 from dycl.frontend.lowering import FOLDED_ATTR, LAYOUT_ATTR, MUTATES_ARGUMENTS_ATTR, lower_module
 from dycl.fx import subgraph_spec
 from dycl.hcfg import Hcfg
@@ -263,6 +264,18 @@ _BATCH_DYNAMIC = threading.local()  # compile(dynamic=True) trying the batch dim
 _RNG_KEPT = threading.local()  # set while a compile keeps the caller's RNG state
 
 
+def _quiet_fake_tensors(fn: Callable[..., Any]) -> Callable[..., Any]:
+    """torch's fake tensors log each op that fails on them with a traceback (an op on a
+    region's result of unknown size, tried by a pass): dycl's diagnostics say what matters."""
+    @functools.wraps(fn)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        with quiet_logger("torch._subclasses.fake_tensor"):
+            return fn(*args, **kwargs)
+
+    return wrapper
+
+
+@_quiet_fake_tensors
 def compile(
     model: nn.Module,
     example_inputs: Sequence[torch.Tensor],

@@ -54,7 +54,7 @@ from dycl.types import SIGNATURE_ATTR, dtype_of, kind_of, signature_types, type_
 
 
 @contextmanager
-def _quiet(logger: str) -> Iterator[None]:
+def quiet_logger(logger: str) -> Iterator[None]:
     log = logging.getLogger(logger)
     level = log.level
     log.setLevel(logging.CRITICAL)
@@ -97,7 +97,7 @@ def _run_torch(op: Operation, fn: Any, args: list[Any], kwargs: dict[str, Any]) 
     try:
         # FakeTensor (and the shape env, for a guard on a size only the run knows) logs every
         # failing op with a traceback; the diagnostic below says it all.
-        with _quiet("torch._subclasses.fake_tensor"), _quiet("torch.fx.experimental.symbolic_shapes"):
+        with quiet_logger("torch._subclasses.fake_tensor"), quiet_logger("torch.fx.experimental.symbolic_shapes"):
             return fn(*args, **kwargs)
     except Exception as e:
         error = PassError(f"shape inference failed: {type(e).__name__}: {str(e).splitlines()[0]}", op)
@@ -1494,7 +1494,7 @@ def _abstract_scalar(v: Any) -> Any:
 
 def _same_object(a: Any, b: Any) -> bool:
     try:
-        with _quiet("torch.fx.experimental.symbolic_shapes"):  # (sizes only the run knows: no guard, no log)
+        with quiet_logger("torch.fx.experimental.symbolic_shapes"):  # (sizes only the run knows: no guard, no log)
             return bool(a == b)
     except Exception:  # noqa: BLE001 (objects that do not compare: treat as different)
         return False
@@ -1664,7 +1664,7 @@ class ShapeInferencePass(ModulePass):
         inferrer = _Inferrer(op, model, key, self.grad_mode)
         # (an op that raises on fake tensors is logged with its traceback by torch; here
         # it is an answer the pass acts on: an error with the user's location, or a region)
-        with _quiet("torch._subclasses.fake_tensor"):
+        with quiet_logger("torch._subclasses.fake_tensor"):
             for f in list(op.ops):
                 if isinstance(f, func.FuncOp) and d.SUBGRAPH_ATTR not in f.attributes:
                     inferrer.run_function(f)

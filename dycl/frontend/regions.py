@@ -59,6 +59,28 @@ _CHANGING_DUNDERS = {"__setattr__", "__delattr__", "__setitem__", "__delitem__",
                      "__ior__", "__iand__"}
 
 
+def _writes_tensors_in_place(stmts: list[ast.stmt]) -> bool:
+    """An in-place method (`h2.div_(2)`), an item store (`h[0] = v`), an augmented
+    assignment or an `out=`/`inplace=True` call among the statements."""
+    for node in ast.walk(ast.Module(body=list(stmts), type_ignores=[])):
+        if isinstance(node, ast.AugAssign) or isinstance(node, ast.Subscript) and isinstance(node.ctx, ast.Store):
+            return True
+        if isinstance(node, ast.Call) and (
+                isinstance(node.func, ast.Attribute) and node.func.attr.endswith("_") and not node.func.attr.endswith("__")
+                or any(k.arg in ("out", "inplace") for k in node.keywords)):
+            return True
+    return False
+
+
+def _copied_by_the_program(v: SSAValue) -> bool:
+    """A view compiled code makes (handed to Python as a copy); a region's result is
+    Python's own object (a view stays one)."""
+    op = v.owner
+    while isinstance(op, d.GetItemOp):
+        op = op.source.owner
+    return not isinstance(op, d.PyRegionOp)
+
+
 class Widen(Exception):
     """No region can be made at this statement: the enclosing one must hold it."""
 
@@ -441,9 +463,8 @@ class RegionLowering:
             # `b = self.buf; b.add_(x)`, `out=self.buf`): the sub-DNNs after it hold the old value as a
             # constant. Only Python to the end of forward reads the new one.
             raise Widen(error)
-        changed_here = mutated_names(stmts, scope.env)
-        mutated = changed_here & set(scope.env)
-        if any(not isinstance(scope.env.get(n), SeqVal) for n in changed_here) and self._loads_stale_view(loads, scope):
+        mutated = mutated_names(stmts, scope.env) & set(scope.env)
+        if _writes_tensors_in_place(stmts) and self._loads_stale_view(loads, scope):
             raise Widen(error)
         if _shares_changed_containers(scope.env, mutated):
             # (`ref = groups[1]`, or `[[]] * 2`, then the region appends through `groups`: the
@@ -526,7 +547,7 @@ class RegionLowering:
             roots = possible_roots(v, self.model, self._joins)
             if roots & self._listed:
                 raise Widen(error)  # a list the host holds has views of it (its rows): they change too
-            if roots - {v} and any(self._is_forward_argument(r) for r in roots):
+            if roots - {v} and _copied_by_the_program(v) and any(self._is_forward_argument(r) for r in roots):
                 # a view of forward's argument made before the region (the program's copy):
                 # the caller's tensor would miss the update
                 raise Widen(error)
@@ -618,7 +639,8 @@ class RegionLowering:
         in the region): its copy would miss the change."""
         tensors = [v for n in loads & set(scope.env) if isinstance(v := scope.env[n], SSAValue) and maybe_tensor(v)]
         roots = {id(v): possible_roots(v, self.model, self._joins) for v in tensors}
-        return any(roots[id(v)] - {v} and (any(self._is_forward_argument(r) for r in roots[id(v)]) or any(
+        return any(roots[id(v)] - {v} and _copied_by_the_program(v) and (any(
+            self._is_forward_argument(r) for r in roots[id(v)]) or any(
             roots[id(v)] & roots[id(w)] for w in tensors if w is not v)) for v in tensors)
 
     def _is_forward_argument(self: Lowerer, v: SSAValue) -> bool:
