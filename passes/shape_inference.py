@@ -109,9 +109,10 @@ class EagerRaises(Exception):
     """An op that raises for the shapes and dtypes it is compiled for, whatever the
     values (`x.transpose(1, 2).view(n, -1)`): eager's exception, raised on that path."""
 
-    def __init__(self, error: BaseException):
+    def __init__(self, error: BaseException, diagnostic: PassError):
         super().__init__(str(error))
         self.error = error
+        self.diagnostic = diagnostic
 
 
 def _fake_limits() -> tuple[type, ...]:
@@ -449,6 +450,9 @@ class _Inferrer:
             try:
                 self.run_op(op, returns)
             except EagerRaises as e:
+                if isinstance(block.parent_op(), func.FuncOp):
+                    # Every call fails here, the examples' too: the diagnostic, not a program that only raises.
+                    raise e.diagnostic from None
                 # What follows never runs on this path: eager's exception instead.
                 erase_from(op)
                 message = d.ConstantOp(StringAttr(str(e.error)))
@@ -1018,7 +1022,7 @@ class _Inferrer:
                 call, real = (fn, args) if not isinstance(op, d.CallMethodOp) else (
                     lambda r, *a, **k: getattr(r, op.method.data)(*a, **k), [values[0], *args])
                 if _torch_op(op, values) and (raised := eager_raises(e, call, real, kwargs)) is not None:
-                    raise EagerRaises(raised) from None
+                    raise EagerRaises(raised, e) from None
                 raise
             if at_risk and (env.num_deferred_runtime_asserts, len(env.replacements)) == before:
                 # (where the op related sizes, `Eq(u0, u1)`, the run time checks it: no split)
