@@ -345,6 +345,11 @@ def _abstract(v: Any, mode: Any, unknown: type, dims: Any = None) -> Any:
     each of `dims`, the dims whose size varies with the data), unknown scalars."""
     if isinstance(dims, _Held):
         return _held(dims, mode, unknown)
+    if isinstance(v, torch.Tensor) and v.layout != torch.strided:
+        # a sparse tensor: a Python object to compiled code (no backend takes one)
+        out = unknown(d.PYOBJ)
+        out.sample = v
+        return out
     if isinstance(v, torch.Tensor):
         if isinstance(dims, set) and mode.shape_env is not None:
             shape = []

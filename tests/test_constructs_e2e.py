@@ -20,7 +20,8 @@ RUN_AS_PYTHON = {"inplace_alias_in_loop", "seen_tokens_set", "next_with_default"
                  "reshape_by_sizes_from_data", "raise_caught_in_a_helper", "try_around_host_math",
                  "read_after_del_or_except", "walrus_in_a_comprehension", "cache_from_a_classmethod",
                  "nms_after_a_threshold", "set_of_values_then_a_tensor", "features_by_number",
-                 "heap_and_bisect_updates", "changes_through_dunder_calls", "shape_lists_edited"}
+                 "heap_and_bisect_updates", "changes_through_dunder_calls", "shape_lists_edited",
+                 "sparse_tensors_in_forward", "sparse_argument"}
 
 
 @pytest.mark.parametrize("backend", ["onnxruntime", "tvm"])

@@ -72,6 +72,9 @@ FORBIDDEN_CALLS = {
     "exec": "exec()", "eval": "eval()", "print": "print()", "input": "input()",
     "open": "open()", "setattr": "setattr()", "delattr": "delattr()",
     "object.__setattr__": "object.__setattr__()", "object.__delattr__": "object.__delattr__()",
+    # Sparse tensors: no backend takes one, and the export densifies it (`_nnz()` read 0)
+    **{f"torch.sparse_{k}_tensor": f"a sparse tensor (torch.sparse_{k}_tensor)"
+       for k in ("coo", "csr", "csc", "bsr", "bsc", "compressed")},
     "random.random": "Python-side randomness (random)", "random.randint": "Python-side randomness (random)",
     # A PackedSequence is a Python object only recurrent modules take (as Python, with it)
     "torch.nn.utils.rnn.pack_padded_sequence": "a packed sequence (pack_padded_sequence)",
@@ -297,6 +300,11 @@ _CHECKPOINTS = (torch.utils.checkpoint.checkpoint, torch.utils.checkpoint.checkp
 _CHECKPOINT_OPTIONS = {"use_reentrant", "preserve_rng_state", "context_fn", "determinism_check", "debug"}
 
 
+# Methods that make or read sparse tensors: no backend takes one, and the export
+# densifies it (`_nnz()` read 0). They run as Python.
+_SPARSE_METHODS = {"to_sparse", "to_sparse_csr", "to_sparse_csc", "to_sparse_bsr", "to_sparse_bsc", "to_sparse_coo",
+                   "_nnz", "coalesce", "is_coalesced", "sparse_dim", "dense_dim", "_indices", "_values",
+                   "crow_indices", "col_indices", "ccol_indices", "row_indices", "to_dense"}
 _ARGUMENT_CHANGING_MODULES = ("heapq.", "_heapq.", "bisect.", "_bisect.")
 
 
@@ -692,6 +700,8 @@ class CallLowering:
             if self.loop_depth:
                 raise NeedsStatic
             raise self.error(node, f"method '{mref.name}' of a Python constant with run-time arguments")
+        if mref.name in _SPARSE_METHODS and isinstance(recv, SSAValue):
+            raise self.unsupported(node, f"a sparse tensor ('{mref.name}')")
         if mref.name == "item" and not args:
             return self._item(recv, node, d.ANY)
         if mref.name in ("size", "dim") and isinstance(recv, SSAValue) and isinstance(recv.type, TensorType) and \

@@ -1148,6 +1148,9 @@ def lower_module(model: nn.Module, example_inputs: Sequence[Any], model_key: str
         module = whole_forward_module(model, example_inputs, model_key, reason or "requested", signature, arguments)
         module.verify()
         return module
+    if (sparse := _sparse_argument(example_inputs)) is not None:
+        # (no backend takes one; the export densifies it without a word)
+        raise FrontendError(f"a sparse tensor argument ({sparse}): forward runs as Python")
     dirty: set[tuple[int, str]] = set()
     for _ in range(16):
         lowerer = Lowerer(model, example_inputs, model_key, max_iterations, fallback, dirty, signature, as_python,
@@ -1194,6 +1197,14 @@ def lower_module(model: nn.Module, example_inputs: Sequence[Any], model_key: str
         folded_reads.extend((modules[k], n, "written") for k, n in sorted(dirty, key=str)
                             if k in modules and isinstance(n, str) and n in modules[k]._buffers)
     return module
+
+
+def _sparse_argument(values: Any) -> str | None:
+    """The layout of the first tensor among `values` that is not strided (dense)."""
+    if isinstance(values, torch.Tensor):
+        return str(values.layout) if values.layout != torch.strided else None
+    items = values.values() if isinstance(values, Mapping) else values if isinstance(values, (list, tuple)) else ()
+    return next((found for v in items if (found := _sparse_argument(v)) is not None), None)
 
 
 def whole_forward_module(model: nn.Module, example_inputs: Sequence[Any], model_key: str | None,

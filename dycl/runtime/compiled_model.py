@@ -309,6 +309,8 @@ class CompiledModel:
                     len(inputs) != len(expected) or not all(type(x) is torch.Tensor for x in inputs)):
                 return self._call_arguments(inputs, {})  # forward's other parameters, or constants
             self.check_inputs(inputs)
+        if any(x.layout != torch.strided for x in inputs):
+            return self._eager(inputs, example, "the program takes dense tensors; calls with a sparse tensor")
         # Backends take dense, aligned buffers: copy strided views and views at an offset.
         args = inputs
         if not all(x.is_contiguous() and not x.storage_offset() for x in inputs):

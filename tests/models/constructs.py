@@ -3085,3 +3085,36 @@ class LegacyTensorTypes(nn.Module):
 CASES["legacy_tensor_types"] = (LegacyTensorTypes, [
     (torch.randn(2, 3, generator=torch.Generator().manual_seed(s)), torch.tensor([[1, 0, 0], [0, 1, 0]], dtype=torch.uint8))
     for s in range(2)])
+
+
+class SparseTensorsInForward(nn.Module):
+    """A sparse adjacency made in forward (pygcn / GNN code): the export densified it,
+    `adj._nnz()` read 0 (a silent wrong answer), and a sparse result of Python code
+    reached a sub-DNN (a crash). Sparse tensors are Python's."""
+
+    def forward(self, x, edge_index):
+        n = x.size(0)
+        adj = torch.sparse_coo_tensor(edge_index, torch.ones(edge_index.size(1)), (n, n)).coalesce()
+        mask = (x.sum(1, keepdim=True) > 0).float() * torch.ones(n, n)
+        kept = mask.to_sparse()
+        scaled = adj * 2
+        return adj._nnz(), kept._nnz(), torch.sparse.mm(scaled, x), scaled.to_dense().sum()
+
+
+class SparseArgument(nn.Module):
+    """Kipf's pygcn layer: `torch.spmm(adj, x @ W)` with a sparse argument (a crash)."""
+
+    def __init__(self):
+        super().__init__()
+        self.weight = nn.Parameter(torch.linspace(-1, 1, 12).view(4, 3))
+
+    def forward(self, x, adj):
+        return torch.spmm(adj, torch.mm(x, self.weight))
+
+
+CASES["sparse_tensors_in_forward"] = (SparseTensorsInForward, [
+    (torch.randn(4, 2, generator=torch.Generator().manual_seed(s)), e) for s, e in (
+        (0, torch.tensor([[0, 1, 1, 2], [1, 2, 2, 3]])), (1, torch.tensor([[0, 0, 0, 0], [1, 1, 1, 1]])))])
+CASES["sparse_argument"] = (SparseArgument, [
+    (torch.randn(5, 4, generator=torch.Generator().manual_seed(s)),
+     (torch.eye(5) + torch.diag(torch.ones(4), k)).to_sparse()) for s, k in ((0, 1), (1, -1))])
