@@ -106,6 +106,22 @@ def test_torch_nn_settings_written_with_equal_values_keep_the_compiled_program()
     assert cm._guard.changed() == "fc.weight (parameter) was given new data"
 
 
+def test_storages_moved_to_shared_memory_are_no_change():
+    """A parallel build (`jobs=2`) hands the model to worker processes, which moves
+    its storages to shared memory (other data pointers, same storages and values):
+    the guard called that "given new data" and every later call ran eager."""
+    model = Policy().eval()
+    x = torch.randn(2, 4)
+    cm = dycl.compile(model, [x], backend="torch")
+    model.share_memory()
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", FallbackWarning)
+        assert torch.equal(cm(x), model(x))
+    assert cm._guard.changed() is None
+    model.fc.weight.data = torch.zeros(3, 4)
+    assert cm._guard.changed() == "fc.weight (parameter) was given new data"
+
+
 def test_saving_after_a_change_is_an_error(tmp_path):
     """The calls notice a weight changed after the compile (they run the live model),
     but `save` wrote the compiled program with the old weights, and the loaded

@@ -53,6 +53,11 @@ def _dict_version() -> Any:
     return dict_version
 
 
+def _storage_id(t: Any) -> int:
+    """Which storage a tensor has (its pointer may move: shared memory)."""
+    return t.untyped_storage()._cdata
+
+
 def _lazy(t: Any) -> bool:
     import torch
 
@@ -104,6 +109,7 @@ class LiveModelGuard:
         self._data_ptr = torch.Tensor.data_ptr
         self._storages = [t for t in self._tensors if not _lazy(t)]
         self._pointers = list(map(self._data_ptr, self._storages))
+        self._storage_ids = {id(t): _storage_id(t) for t in self._storages}
         self._reads = [(holder, name, kind, _snapshot(_read(holder, name, kind))) for holder, name, kind in folded_reads
                        if kind not in ("state", "written")]
         # The common case in one C-level list comparison: every slot and every
@@ -207,10 +213,15 @@ class LiveModelGuard:
             t = next(t for t, v in zip(self._tensors, self._versions) if t._version != v)
             m, kind, _, name, _ = next(s for s in self._slots if s[4] is t)
             return f"{self._where(m, name)} ({kind}) was changed in place"
-        if list(map(self._data_ptr, self._storages)) != self._pointers:
-            t = next(t for t, p in zip(self._storages, self._pointers) if t.data_ptr() != p)
-            m, kind, _, name, _ = next(s for s in self._slots if s[4] is t)
-            return f"{self._where(m, name)} ({kind}) was given new data"
+        pointers = list(map(self._data_ptr, self._storages))
+        if pointers != self._pointers:
+            # Another storage (`w.data = t`); the same storage moved (shared memory for a
+            # worker process: `share_memory_()` keeps the storage and its values) is none.
+            moved = [t for t, p in zip(self._storages, self._pointers) if t.data_ptr() != p]
+            if any(_storage_id(t) != self._storage_ids[id(t)] for t in moved):
+                t = next(t for t in moved if _storage_id(t) != self._storage_ids[id(t)])
+                m, kind, _, name, _ = next(s for s in self._slots if s[4] is t)
+                return f"{self._where(m, name)} ({kind}) was given new data"
         if not all(map(is_, map(dict.get, self._dicts, self._keys), self._held)):
             m, kind, _, name, _ = next(s for s in self._slots if s[2].get(s[3]) is not s[4])
             return f"{self._where(m, name)} ({kind}) was replaced"
@@ -231,8 +242,9 @@ class LiveModelGuard:
                     return f"{c.__name__}.forward was replaced"
             return "a module or parameter was added to a container, or a global forward hook registered"
         what = self._read_changed()
-        if what is None:  # (settings written with equal values)
-            self._misc_held = self._misc_held[:self._tags_at] + versions
+        if what is None:  # (settings written with equal values, storages moved: the checks re-armed)
+            self._pointers = pointers
+            self._misc_held = self._misc_held[:self._tags_at - len(pointers)] + pointers + versions
         return what
 
     def _where(self, module: Any, name: str) -> str:
