@@ -115,6 +115,16 @@ class EagerRaises(Exception):
         self.diagnostic = diagnostic
 
 
+def _end_with_raise(block: Block, op: Operation, exception: str, message: str) -> None:
+    """`op` and what follows it in `block` replaced by a raise of `exception` (the path
+    ends there), at `op`'s location."""
+    erase_from(op)
+    text = d.ConstantOp(StringAttr(message))
+    for o in (text, d.RaiseOp(exception, [text.result]), d.ReturnOp()):
+        o.location = op.location
+        block.add_op(o)
+
+
 def _fake_limits() -> tuple[type, ...]:
     """Failures of fake tensors themselves (no meta kernel, data-dependent output), not of the op."""
     from torch._subclasses import fake_tensor
@@ -440,12 +450,7 @@ class _Inferrer:
             if _reads_unbound(op):
                 # A name this path never bound (a loop that ran no iteration): the read raises
                 # eager's UnboundLocalError, and what follows never runs.
-                erase_from(op)
-                message = d.ConstantOp(StringAttr(_unbound_message(op)))
-                ends = [message, d.RaiseOp("builtins.UnboundLocalError", [message.result]), d.ReturnOp()]
-                for o in ends:
-                    o.location = op.location
-                    block.add_op(o)
+                _end_with_raise(block, op, "builtins.UnboundLocalError", _unbound_message(op))
                 return None
             try:
                 self.run_op(op, returns)
@@ -454,13 +459,8 @@ class _Inferrer:
                     # Every call fails here, the examples' too: the diagnostic, not a program that only raises.
                     raise e.diagnostic from None
                 # What follows never runs on this path: eager's exception instead.
-                erase_from(op)
-                message = d.ConstantOp(StringAttr(str(e.error)))
                 kind = type(e.error)
-                ends = [message, d.RaiseOp(f"{kind.__module__}.{kind.__qualname__}", [message.result]), d.ReturnOp()]
-                for o in ends:
-                    o.location = op.location
-                    block.add_op(o)
+                _end_with_raise(block, op, f"{kind.__module__}.{kind.__qualname__}", str(e.error))
                 return None
         return None
 

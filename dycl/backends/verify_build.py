@@ -140,20 +140,11 @@ def _probes(spec: SubgraphSpec) -> list[tuple[str, list[Any]]]:
     # Each float input on its own (`remainder(x, inf)`), or all at once where there are many.
     groups = [[i] for i in floats] if len(floats) <= 3 else [floats]
     for v in SPECIAL_VALUES:
-        for group in groups:
-            poisoned = list(base)
-            for i in group:
-                poisoned[i] = base[i].clone()
-                poisoned[i].view(-1)[0] = v
-            out.append((f"an input holding {v}", poisoned))
+        out += [(f"an input holding {v}", _poisoned(base, group, v)) for group in groups]
     if len(groups) == 1 and len(floats) > 1:
         # NaN in one input alone too: poisoning all at once can hide a build that loses a
         # NaN guard (`p.masked_fill(p != p, 0)` simplified away) behind NaN from the others.
-        for i in floats:
-            poisoned = list(base)
-            poisoned[i] = base[i].clone()
-            poisoned[i].view(-1)[0] = float("nan")
-            out.append(("an input holding nan", poisoned))
+        out += [("an input holding nan", _poisoned(base, [i], float("nan"))) for i in floats]
     for group in groups:  # NaN elsewhere than first: ops whose NaN handling depends on the position (topk)
         longer = [i for i in group if base[i].numel() > 1]
         if longer:  # (a one-element input had its NaN probe above)
@@ -175,6 +166,15 @@ def _probes(spec: SubgraphSpec) -> list[tuple[str, list[Any]]]:
 
 _NON_FINITE_PROBES = {f"an input holding {v}" for v in SPECIAL_VALUES if not math.isfinite(v)} | {
     "an input holding nan at its last element"}
+def _poisoned(base: list[Any], group: list[int], value: float) -> list[Any]:
+    """`base` with the first element of each input in `group` set to `value` (copies)."""
+    poisoned = list(base)
+    for i in group:
+        poisoned[i] = base[i].clone()
+        poisoned[i].view(-1)[0] = value
+    return poisoned
+
+
 # The finite special values: past exp's range, where a sum over the graph's layers
 # may also cancel terms of that size (a convolution over a map holding -1e30).
 _MAGNITUDE_PROBES = {f"an input holding {v}" for v in SPECIAL_VALUES if v == v and abs(v) not in (0.0, float("inf"))}

@@ -210,7 +210,7 @@ def _legacy_type_named(name: Any) -> Any:
 
 
 @functools.cache
-def legacy_type_name(dtype: torch.dtype) -> str:
+def _cpu_type_string(dtype: torch.dtype) -> str:
     """`x.type()` of a CPU tensor of `dtype` ('torch.FloatTensor')."""
     return torch.empty(0, dtype=dtype).type()
 
@@ -507,7 +507,7 @@ class CallLowering:
             if fn.obj in _CHECKPOINTS and args:
                 # Activation checkpointing recomputes in backward; the values are the call's.
                 own = {k: v for k, v in kwargs.items() if k not in _CHECKPOINT_OPTIONS}
-                if fn.obj is _CHECKPOINTS[0]:
+                if fn.obj is torch.utils.checkpoint.checkpoint:
                     return self.call_value(args[0], args[1:], own, e, scope)
                 return self.checkpoint_sequential(args, own, e, scope)
             if fn.obj is functools.partial and args and isinstance(
@@ -716,7 +716,7 @@ class CallLowering:
         if mref.name == "type" and isinstance(recv, SSAValue) and not kwargs:
             # legacy type names: `x.type() == 'torch.FloatTensor'`, `x.type(torch.LongTensor)` (by its name)
             if not args and isinstance(recv.type, TensorType) and self.on_cpu():
-                return Static(legacy_type_name(dtype_of(recv.type.element_type)))
+                return Static(_cpu_type_string(dtype_of(recv.type.element_type)))
             legacy = args[0].obj if len(args) == 1 and isinstance(args[0], GlobalRef) else \
                 _legacy_type_named(args[0].value) if len(args) == 1 and isinstance(args[0], Static) else None
             if _legacy_tensor_type(legacy) and not legacy.is_cuda and not legacy.is_sparse and self.on_cpu():

@@ -145,6 +145,7 @@ class Lowerer(ScopeLowering, ExpressionLowering, CallLowering, LoopLowering, Reg
         self.max_iterations = max_iterations
         self.loops = []
         self.example_inputs = list(example_inputs)
+        self._on_cpu = all(t.device.type == "cpu" for t in _tensors_in(self.example_inputs))
         self.model_key = model_key
         self.block: Block = Block()
         self.fn: _Function | None = None
@@ -897,17 +898,7 @@ class Lowerer(ScopeLowering, ExpressionLowering, CallLowering, LoopLowering, Reg
 
     def on_cpu(self) -> bool:
         """No example input is on the GPU: the tensors forward makes are CPU tensors."""
-        def tensors(v: Any) -> Iterator[Any]:
-            if isinstance(v, torch.Tensor):
-                yield v
-            elif isinstance(v, (list, tuple)):
-                for x in v:
-                    yield from tensors(x)
-            elif isinstance(v, dict):
-                for x in v.values():
-                    yield from tensors(x)
-
-        return all(t.device.type == "cpu" for t in tensors(self.example_inputs))
+        return self._on_cpu
 
     def note_argument_mutated(self, seq: SeqVal, node: ast.AST) -> None:
         """forward changes a list or dict the caller passed (`feats.append(x)`): the caller
@@ -1199,12 +1190,18 @@ def lower_module(model: nn.Module, example_inputs: Sequence[Any], model_key: str
     return module
 
 
+def _tensors_in(values: Any) -> Iterator[torch.Tensor]:
+    """The tensors among forward's arguments (in lists, tuples and dicts)."""
+    if isinstance(values, torch.Tensor):
+        yield values
+    elif isinstance(values, (list, tuple, Mapping)):
+        for v in values.values() if isinstance(values, Mapping) else values:
+            yield from _tensors_in(v)
+
+
 def _sparse_argument(values: Any) -> str | None:
     """The layout of the first tensor among `values` that is not strided (dense)."""
-    if isinstance(values, torch.Tensor):
-        return str(values.layout) if values.layout != torch.strided else None
-    items = values.values() if isinstance(values, Mapping) else values if isinstance(values, (list, tuple)) else ()
-    return next((found for v in items if (found := _sparse_argument(v)) is not None), None)
+    return next((str(t.layout) for t in _tensors_in(values) if t.layout != torch.strided), None)
 
 
 def whole_forward_module(model: nn.Module, example_inputs: Sequence[Any], model_key: str | None,

@@ -64,11 +64,14 @@ def _lazy(t: Any) -> bool:
     return torch.nn.parameter.is_lazy(t)
 
 
-def _torch_nn_class(cls: type) -> bool:
-    import torch.nn as nn
+def _containers() -> tuple[type, ...]:
+    import torch.nn as nn  # (the guard runs only with a live torch model)
 
-    return cls.__module__.startswith(_TORCH_NN) and not issubclass(
-        cls, (nn.ModuleList, nn.ModuleDict, nn.Sequential, nn.ParameterList, nn.ParameterDict))
+    return nn.ModuleList, nn.ModuleDict, nn.Sequential, nn.ParameterList, nn.ParameterDict
+
+
+def _torch_nn_class(cls: type) -> bool:
+    return cls.__module__.startswith(_TORCH_NN) and not issubclass(cls, _containers())
 
 
 def _one_element(t: Any) -> bool:
@@ -138,10 +141,7 @@ class LiveModelGuard:
         self._fast[1].extend(["forward"] * len(self._own))
         self._classes = list({type(m): None for m in self._modules})
         self._class_forward = list(map(_forward, self._classes))
-        import torch.nn as nn  # (the guard runs only with a live torch model)
-
-        containers = (nn.ModuleList, nn.ModuleDict, nn.Sequential, nn.ParameterList, nn.ParameterDict)
-        self._sized = [d for m in self._modules if isinstance(m, containers) for d in (m._modules, m._parameters)
+        self._sized = [d for m in self._modules if isinstance(m, _containers()) for d in (m._modules, m._parameters)
                        if isinstance(d, dict)] + _global_hooks()
         self._sizes = list(map(len, self._sized))
         # What the common case compares, each kind in one C-level map: version
@@ -217,10 +217,10 @@ class LiveModelGuard:
         if pointers != self._pointers:
             # Another storage (`w.data = t`); the same storage moved (shared memory for a
             # worker process: `share_memory_()` keeps the storage and its values) is none.
-            moved = [t for t, p in zip(self._storages, self._pointers) if t.data_ptr() != p]
-            if any(_storage_id(t) != self._storage_ids[id(t)] for t in moved):
-                t = next(t for t in moved if _storage_id(t) != self._storage_ids[id(t)])
-                m, kind, _, name, _ = next(s for s in self._slots if s[4] is t)
+            other = next((t for t, p, q in zip(self._storages, self._pointers, pointers)
+                          if p != q and _storage_id(t) != self._storage_ids[id(t)]), None)
+            if other is not None:
+                m, kind, _, name, _ = next(s for s in self._slots if s[4] is other)
                 return f"{self._where(m, name)} ({kind}) was given new data"
         if not all(map(is_, map(dict.get, self._dicts, self._keys), self._held)):
             m, kind, _, name, _ = next(s for s in self._slots if s[2].get(s[3]) is not s[4])
