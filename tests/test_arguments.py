@@ -251,3 +251,12 @@ def test_a_dict_argument_forward_changes_is_the_callers():
     with pytest.warns(dycl.FallbackWarning, match="changes the list or dict argument"):
         assert torch.equal(cm(mine), WritesIntoItsBatch()(theirs))
     assert list(mine) == list(theirs) == ["x", "y"] and torch.equal(mine["y"], theirs["y"])
+
+
+def test_a_dict_argument_keyed_by_other_than_constants_is_an_input_error():
+    """A key that is a tuple or a tensor is no part of a spec: a clear InputError naming
+    the argument, nothing compiled."""
+    model = BatchDict().eval()
+    for bad in ({("input_ids", 0): torch.zeros(2, 5, dtype=torch.long)}, {torch.tensor(1): torch.zeros(2)}):
+        with pytest.raises(dycl.InputError, match=r"argument 0 is a dict with a key that is not a number, string"):
+            dycl.compile(model, [bad], backend="torch")
