@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import functools
 import logging
+import math
 import operator
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -50,7 +51,7 @@ from dycl.passes.peel_loops import peel, why_not_peelable
 from dycl.pyregion import UNBOUND as UNBOUND_VALUE, UNBOUND_NAME
 from dycl.passes.split_paths import can_split, erase_from, split_paths, split_target
 from dycl.signature import Signature
-from dycl.types import SIGNATURE_ATTR, dtype_of, kind_of, signature_types, type_of_value, with_dim_names
+from dycl.types import SIGNATURE_ATTR, dtype_of, fits_i64, kind_of, signature_types, type_of_value, with_dim_names
 
 
 @contextmanager
@@ -315,6 +316,11 @@ class _Inferrer:
             return Unknown(type_of_value(value))
         if isinstance(value, Unknown) and value.symbol is not None and not all(j is value for j in joined):
             return Unknown(value.type)
+        if type(value) is list and _plain_constant(value) and not all(type(j) is list and j == value for j in joined):
+            # a list of numbers whose values differ by path (`if c: s[0] = 3`): those only the run knows
+            if all(type(j) is list and len(j) == len(value) for j in joined):
+                return [_Inferrer._joined_value(v, [j[k] for j in joined]) for k, v in enumerate(value)]
+            return Unknown(d.PYOBJ)
         return value
 
     # ------------------------------------------------------------------ ops
@@ -494,6 +500,7 @@ class _Inferrer:
                 Rewriter.replace_op(op, found)
                 self.set(found.result, bool(found.value.value.data))
             case d.CallModuleOp() | d.CallFunctionOp() | d.CallMethodOp():
+                self.fold_static_lists(op)
                 sizes = len(self.mode.shape_env.var_to_range)
                 self.run_autograd_aware(op)
                 if len(self.mode.shape_env.var_to_range) > sizes:
@@ -621,6 +628,33 @@ class _Inferrer:
                         raise PassError(f"shape inference does not know op '{op.name}'", op)
                     self.set(r, Unknown(r.type) if r.type in _PLACEHOLDERS else self.fake(r.type, op))
 
+    def fold_static_lists(self, op: d.CallModuleOp | d.CallFunctionOp | d.CallMethodOp) -> None:
+        """A list of sizes the program built and edited (`shape = list(idx.shape);
+        shape[1:] = [1] * k`) given to a tensor op: its value here, as literals in
+        the op's operands, so that the op compiles with its sub-DNN (exporters
+        trace no Python list arguments). Only a value the same on every run and
+        edited in this block alone (no branch, loop or region of Python changes it)."""
+        if isinstance(op, d.CallModuleOp) or isinstance(op, d.CallFunctionOp) and \
+                not (op.target.data.startswith("torch.") or op.target.data == "_operator.getitem"):
+            return
+        if not any(isinstance(self.env.get(v), torch.Tensor) for v in op.operands):
+            return
+        for i, v in enumerate(op.operands):
+            value = self.env.get(v)
+            if v.type != d.PYOBJ or type(value) not in (list, tuple) or not _plain_constant(value) or \
+                    isinstance(v.owner, (d.ConstantOp, d.MakeTupleOp)) or not _decided(v) or \
+                    not _edited_here_only(v, op):
+                continue
+            ops, result = _literal(value)
+            for o in ops:
+                o.location = op.location
+            Rewriter.insert_op(ops, InsertPoint.before(op))
+            for o in ops:
+                self.set(o.results[0], arith_constant_value(o) if isinstance(o, arith.ConstantOp) else
+                         None if isinstance(o, d.ConstantOp) else
+                         [self.get(e) for e in o.operands] if o.is_list else tuple(self.get(e) for e in o.operands))
+            op.operands[i] = result
+
     def _none_constant(self, op: Operation) -> None:
         """`a, _ = mha(q, k, v, need_weights=False)`: a module's None (its structure
         follows its arguments) is a constant, not a value a sub-DNN would return."""
@@ -727,8 +761,10 @@ class _Inferrer:
                 block.insert_op_before(o, op)
             erase_from(op)
             raise _SplitPaths
-        outs = [self.run_block(r.block, returns) for r in (op.then_region, op.else_region)]
+        runs = [self.run_branch(r.block, op, returns) for r in (op.then_region, op.else_region)]
+        outs = [out for out, _ in runs]
         live = [o for o in outs if o is not None]
+        self.join_edited([edited for out, edited in runs if out is not None])
         for i, r in enumerate(list(op.results)):
             stored = [o[i] for o in live if o[i] is not UNSET]
             if len(stored) < len(live):
@@ -773,6 +809,30 @@ class _Inferrer:
                     "per-path signatures are not supported yet; make both branches produce the same shape",
                 )
             self.set(r, _joined_parts([o[i] for o in live]), [o[i] for o in live])
+
+    def run_branch(self, block: Block, op: d.IfOp,
+                   returns: list[list[Attribute]]) -> tuple[list[Any] | None, dict[SSAValue, Any]]:
+        """Run one branch of `op` on its own copies of the Python containers it reads
+        (lists, dicts, sets it may edit in place, `s[0] = 3`: the other path must not
+        see that). A container a branch edits is, after the join, what the paths share."""
+        memo: dict[int, Any] = {}
+        originals = {v: self.env[v] for v in _read_from_outside(block, op)
+                     if v in self.env and _has_container(self.env[v])}
+        for v, value in originals.items():
+            self.env[v] = _copied(value, memo)
+        try:
+            out = self.run_block(block, returns)
+        finally:
+            after = {v: self.env[v] for v in originals}
+            self.env.update(originals)
+        return out, after
+
+    def join_edited(self, ends: list[dict[SSAValue, Any]]) -> None:
+        """After an if: each container a path that goes on edited holds what those paths leave."""
+        for v in {v for end in ends for v in end}:
+            left = [end.get(v, self.env[v]) for end in ends]
+            if any(not _same_containers(x, self.env[v]) for x in left):
+                self.env[v] = self._joined_value(left[0], left)
 
     def run_loop(self, op: Operation, block: Block, inits: list[Any], returns: list[list[Attribute]],
                  rerun: int = 0) -> None:
@@ -1179,6 +1239,105 @@ def replace_autograd_query(op: Operation, result: bool | None, set_value: Any) -
 # Ops whose results are not decided by the static shapes of their operands: data
 # reads, joins of paths (a representative value), loops, regions, sub-DNN calls.
 _UNDECIDED = (d.ItemOp, d.IfOp, d.ForOp, d.WhileOp, d.PyRegionOp, d.CallSubgraphOp, d.TensorRegionOp)
+
+
+def _has_container(v: Any, depth: int = 0) -> bool:
+    if type(v) in (list, dict, set):
+        return True
+    return isinstance(v, tuple) and depth < 8 and any(_has_container(x, depth + 1) for x in v)
+
+
+def _copied(v: Any, memo: dict[int, Any]) -> Any:
+    """`v` with its lists, dicts and sets copied (one copy of each, as aliased as before)."""
+    if id(v) in memo:
+        return memo[id(v)]
+    if type(v) is list:
+        memo[id(v)] = out = []
+        out.extend(_copied(x, memo) for x in v)
+        return out
+    if type(v) is dict:
+        memo[id(v)] = out = {}
+        out.update((k, _copied(x, memo)) for k, x in v.items())
+        return out
+    if type(v) is set:
+        return memo.setdefault(id(v), set(v))
+    if isinstance(v, tuple) and _has_container(v):
+        items = [_copied(x, memo) for x in v]
+        return memo.setdefault(id(v), type(v)(*items) if hasattr(v, "_fields") else type(v)(items))
+    return v
+
+
+def _same_containers(a: Any, b: Any, depth: int = 0) -> bool:
+    """Whether `a` (a copy of `b` a branch ran on) still holds what `b` does."""
+    if a is b:
+        return True
+    if type(a) is not type(b) or depth > 8:
+        return False
+    if isinstance(a, (list, tuple)):
+        return len(a) == len(b) and all(_same_containers(x, y, depth + 1) for x, y in zip(a, b))
+    if type(a) is dict:
+        return a.keys() == b.keys() and all(_same_containers(a[k], b[k], depth + 1) for k in a)
+    if type(a) is set:
+        return len(a) == len(b) and all(any(x is y for y in b) or x in b for x in a)
+    return type(a) in (int, float, bool, str) and a == b
+
+
+def _read_from_outside(block: Block, op: Operation) -> list[SSAValue]:
+    """The values ops in `block` (at any depth) read that are made outside `op`."""
+    found: dict[SSAValue, None] = {}
+    for o in block.walk():
+        for v in o.operands:
+            if not op.is_ancestor(v.owner):
+                found[v] = None
+    return list(found)
+
+
+def _plain_constant(v: Any, depth: int = 0) -> bool:
+    if type(v) in (list, tuple):
+        return depth < 8 and all(_plain_constant(x, depth + 1) for x in v)
+    return v is None or type(v) is bool or type(v) is int and fits_i64(v) or type(v) is float and math.isfinite(v)
+
+
+def _literal(value: Any) -> tuple[list[Operation], SSAValue]:
+    """Ops making the plain constant `value` (lists stay lists: `x[[0, 1]]` is no `x[0, 1]`)."""
+    if type(value) in (list, tuple):
+        ops: list[Operation] = []
+        elements = []
+        for x in value:
+            made, r = _literal(x)
+            ops += made
+            elements.append(r)
+        tup = d.MakeTupleOp(elements, is_list=type(value) is list)
+        return ops + [tup], tup.result
+    if value is None:
+        none = d.ConstantOp(NoneAttr())
+        return [none], none.result
+    c = arith.ConstantOp(IntegerAttr(int(value), i1) if type(value) is bool else
+                         IntegerAttr(value, i64) if type(value) is int else FloatAttr(value, f64))
+    return [c], c.result
+
+
+def _edited_here_only(v: SSAValue, use: Operation) -> bool:
+    """Whether every op that reads or edits the Python object `v` holds (through
+    `dycl.tensor_ops.setitem`, which gives it back) is in `use`'s block and none is
+    Python run as a region: so its value at `use` is the one this pass saw."""
+    root = v
+    while isinstance(root.owner, d.CallFunctionOp) and root.owner.target.data == "dycl.tensor_ops.setitem":
+        root = root.owner.operands[0]
+    block = use.parent_block()
+    todo, seen = [root], set()
+    while todo:
+        x = todo.pop()
+        if x in seen:
+            continue
+        seen.add(x)
+        for u in x.uses:
+            if u.operation.parent_block() is not block or isinstance(u.operation, d.PyRegionOp):
+                return False
+            if isinstance(u.operation, d.CallFunctionOp) and u.operation.target.data == "dycl.tensor_ops.setitem" \
+                    and u.index == 0:
+                todo.append(u.operation.results[0])
+    return True
 
 
 def _decided(v: SSAValue, depth: int = 0) -> bool:

@@ -20,7 +20,7 @@ RUN_AS_PYTHON = {"inplace_alias_in_loop", "seen_tokens_set", "next_with_default"
                  "reshape_by_sizes_from_data", "raise_caught_in_a_helper", "try_around_host_math",
                  "read_after_del_or_except", "walrus_in_a_comprehension", "cache_from_a_classmethod",
                  "nms_after_a_threshold", "set_of_values_then_a_tensor", "features_by_number",
-                 "heap_and_bisect_updates", "changes_through_dunder_calls", "shape_lists_edited",
+                 "heap_and_bisect_updates", "changes_through_dunder_calls", "shape_list_edited_on_one_path",
                  "sparse_tensors_in_forward", "sparse_argument"}
 
 
@@ -41,7 +41,7 @@ RUN_AS_PYTHON = {"inplace_alias_in_loop", "seen_tokens_set", "next_with_default"
                                   "aliased_lists_changed_by_a_region", "walrus_test_breaks_a_module_loop",
                                   "named_tuples_in_lists_to_a_region", "crops_by_tolist_coordinates",
                                   "nested_breaks_appending_to_a_list", "autograd_function_and_scripted_helpers",
-                                  "remove_self_loops"])
+                                  "remove_self_loops", "shape_lists_edited"])
 def test_run_time_indices_and_row_loops_on_real_backends(name, backend):
     check_matches_eager(name, backend=backend)
 

@@ -3118,3 +3118,25 @@ CASES["sparse_tensors_in_forward"] = (SparseTensorsInForward, [
 CASES["sparse_argument"] = (SparseArgument, [
     (torch.randn(5, 4, generator=torch.Generator().manual_seed(s)),
      (torch.eye(5) + torch.diag(torch.ones(4), k)).to_sparse()) for s, k in ((0, 1), (1, -1))])
+
+
+class ShapeListEditedOnOnePath(nn.Module):
+    """A list of sizes edited on one path (`if ...: s[0] = 3`) and read after the
+    join: shape inference ran both branches on one list, so the path that left it
+    alone was compiled for the other's sizes ("the fallback region returned (2, 3);
+    the code after it was compiled for (3, 2)")."""
+
+    def forward(self, x):
+        idx = torch.argsort(x, 1)[:, :3]
+        s = list(idx.shape)
+        t = s
+        if x.sum() > 0:
+            t[0] = 3
+            t[1] = 2
+        y = x[:, :3].reshape(s)
+        return y.sum(0) * 2, s
+
+
+CASES["shape_list_edited_on_one_path"] = (ShapeListEditedOnOnePath, [
+    (-torch.ones(2, 3),), (torch.tensor([[1.0, -1.0, 2.0], [0.5, 0.5, 0.5]]),),
+    (torch.full((2, 3), float("nan")),)])
