@@ -1497,8 +1497,9 @@ def run_region(inferrer: _Inferrer, op: d.PyRegionOp) -> list[Any]:
     except Exception as e:  # the user's code failed on stand-in values
         if op.tail is not None:
             return [Unknown(d.PYOBJ)]  # it ends the function: nothing compiled uses it
-        raise PassError(f"cannot infer what the fallback region at {op.loc.data} returns "
-                        f"({type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''})", op) from None
+        raise PassError(f"cannot infer what the fallback region at {op.loc.data} returns: run on stand-ins for "
+                        "the values only the run knows, it raised "
+                        f"{type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}", op) from None
 
 
 def _sample(u: Unknown, placeholder: Any) -> Any:

@@ -67,6 +67,17 @@ def maybe_tensor(v: Value) -> bool:
     return isinstance(v, SSAValue) and (d.is_tensor_type(v.type) or v.type == d.ANY)
 
 
+_CONTAINER_BUILTINS = {"builtins.list", "builtins.tuple", "builtins.dict", "builtins.set", "builtins.sorted"}
+
+
+def python_container(v: SSAValue) -> bool:
+    """Whether `v` is a container `list(...)` made (its items edited since or not):
+    no tensor, though its type is known only after translation."""
+    while isinstance(owner := v.owner, d.CallFunctionOp) and owner.target.data == "dycl.tensor_ops.setitem":
+        v = owner.operands[0]
+    return isinstance(owner, d.CallFunctionOp) and owner.target.data in _CONTAINER_BUILTINS
+
+
 def storage_root(v: SSAValue, model: nn.Module) -> SSAValue:
     """The value whose storage `v` may view (`v` itself when it owns its storage)."""
     while isinstance(owner := v.owner, Operation) and owner.operands:

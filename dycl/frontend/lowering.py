@@ -58,7 +58,7 @@ from dycl.frontend.functions import FunctionLowering
 from dycl.frontend.restructure import hoist_walrus
 from dycl.frontend.state import NewState, StateLowering, is_state_key, state_key
 from dycl.signature import Signature
-from dycl.frontend.inplace import bound_values, maybe_tensor, possible_roots, rebind, storage_root
+from dycl.frontend.inplace import bound_values, maybe_tensor, possible_roots, python_container, rebind, storage_root
 from dycl.frontend.loops import LoopLowering, NeedsStatic, OverBudget, _Again, _Continuation, _snapshot
 from dycl.frontend.regions import RegionLowering, RegionRecord, Widen, has_loose_exit, has_return
 from dycl.types import fits_i64, mark_signature, signature_types, tensor_type_of
@@ -892,7 +892,8 @@ class Lowerer(ScopeLowering, ExpressionLowering, CallLowering, LoopLowering, Reg
         """`y[:, 1:] += y[:, :-1]`, `y[1:] = y[:-1]`: eager updates in place from a view
         of the same tensor, reading elements it already wrote (in its kernel's order),
         or raises for some shapes; the compiled program would read the old values."""
-        if isinstance(v, SSAValue) and maybe_tensor(v) and storage_root(v, self.model) is not v and \
+        if isinstance(v, SSAValue) and maybe_tensor(v) and not python_container(base) and \
+                storage_root(v, self.model) is not v and \
                 possible_roots(v, self.model, self._joins) & possible_roots(base, self.model, self._joins):
             raise self.unsupported(node, "an in-place update from a view of the same tensor (the two may overlap)")
 

@@ -3140,3 +3140,20 @@ class ShapeListEditedOnOnePath(nn.Module):
 CASES["shape_list_edited_on_one_path"] = (ShapeListEditedOnOnePath, [
     (-torch.ones(2, 3),), (torch.tensor([[1.0, -1.0, 2.0], [0.5, 0.5, 0.5]]),),
     (torch.full((2, 3), float("nan")),)])
+
+
+class SwappedShapeItems(nn.Module):
+    """`s[0], s[1] = s[1], s[0]` on `s = list(idx.shape)` (a list, its type known only
+    after translation) was refused as "an in-place update from a view of the same
+    tensor"."""
+
+    def forward(self, x):
+        idx = torch.argsort(x, 1)[:, :3]
+        s = list(idx.shape)
+        s[0], s[1] = s[1], s[0]
+        y = x.reshape(s)
+        return y.sum(0) * 2 if y.mean() > 0 else y.sum(1)
+
+
+CASES["swapped_shape_items"] = (SwappedShapeItems, [
+    (torch.tensor([[1.0, -1.0, 2.0], [0.5, 0.5, 0.5]]),), (-torch.ones(2, 3),)])
