@@ -26,6 +26,14 @@ QUERY_METHODS = frozenset({"is_inference"})
 # The same in Python a fallback region runs (`requires_grad_` is no query).
 QUERY_WORDS = re.compile(r"\.(requires_grad|grad_fn|is_leaf|grad|is_inference)\b|"
                          r"\b(is_grad_enabled|is_inference_mode_enabled)\b")
+# `.numpy()` raises on a tensor that requires grad (not through `.detach()`, `.data`, force=True).
+_NUMPY_CALL = re.compile(r"\.numpy\(\s*\)")
+
+
+def code_asks_autograd(code: str) -> bool:
+    """Whether Python a region runs asks about autograd, or acts on it as `.numpy()` does."""
+    return QUERY_WORDS.search(code) is not None or any(
+        _NUMPY_CALL.search(line) and "detach" not in line and ".data" not in line for line in code.splitlines())
 
 
 def current_grad_mode() -> str:

@@ -28,6 +28,8 @@ import torch
 from torch import nn
 from torch._subclasses.fake_tensor import unset_fake_temporarily
 
+from xdsl.dialects.builtin import i64
+
 from dycl.dialects import dycl as d
 from dycl.pyregion import make_region, resolve_globals
 from dycl.types import type_of_value
@@ -428,7 +430,7 @@ def type_region(op: d.PyRegionOp, model: nn.Module, mode: Any, args: list[Any],
         try:
             if not fake_ok:
                 raise NotImplementedError
-            with mode:
+            with _sizes_kept(mode):
                 out = fn(model, *fake_args)
             real = False
         except RegionTimeout:
@@ -453,7 +455,7 @@ def type_region(op: d.PyRegionOp, model: nn.Module, mode: Any, args: list[Any],
                 if real:
                     again = fn(model, *[_real(a, other, unknown, other=True) for a in args])
                 else:
-                    with mode:
+                    with _sizes_kept(mode):
                         again = fn(model, *[other(a) if isinstance(a, unknown) else a for a in args])
                 again = [again] if op.tail is not None else list(again)
             except RegionTimeout:
@@ -469,7 +471,7 @@ def type_region(op: d.PyRegionOp, model: nn.Module, mode: Any, args: list[Any],
                     if real:
                         third = fn(model, *[_real(a, third_value, unknown, other=True, negative=True) for a in args])
                     else:
-                        with mode:
+                        with _sizes_kept(mode):
                             third = fn(model, *[third_value(a) if isinstance(a, unknown) else a for a in args])
                     third = [third] if op.tail is not None else list(third)
                     varying = [_varying_dims(v, w) for v, w in zip(values, third)]
@@ -477,6 +479,9 @@ def type_region(op: d.PyRegionOp, model: nn.Module, mode: Any, args: list[Any],
                     raise
                 except Exception:  # noqa: BLE001 (values it refuses: what the two runs showed)
                     pass
+            if all(x is None for x in varying):
+                alike = _rerun_sized_alike(fn, model, mode, args, other, unknown, real, values, op)
+                varying = [_varying_dims(v, w) for v, w in zip(values, alike)]
         varying = [_held_where(v, dims, grown) for v, dims, grown in zip(values, varying, _loop_grown(op))]
         if any(getattr(a, "sample", None) is not None for a in args if isinstance(a, unknown)):
             # It takes an object an earlier region's run made from stand-ins (a set of the
@@ -488,6 +493,82 @@ def type_region(op: d.PyRegionOp, model: nn.Module, mode: Any, args: list[Any],
             varying = [_every_dim(v) for v in values]
     with mode:
         return [_abstract(v, mode, unknown, dims) for v, dims in zip(values, varying)]
+
+
+class _AssumedSizes(Exception):
+    """A compile-time run on fake tensors that held a run-time size to one value
+    (`mean + torch.ones(4, H)` on a stand-in H = 2 makes torch assume `u0 == 2`)."""
+
+
+_SIZE_FACTS = ("axioms", "var_to_range", "replacements", "replacements_slocs", "_unbacked_replacements")
+
+
+@contextlib.contextmanager
+def _sizes_kept(mode: Any) -> Iterator[None]:
+    """Run in `mode`, undoing what the run assumed of the sizes before it: a run on
+    stand-ins proves nothing of the run time's sizes, yet torch records its guesses in
+    the shape environment every fake tensor of the compile reads (the symbol would
+    then read 2 everywhere). Such a run raises _AssumedSizes."""
+    env = mode.shape_env
+    facts = {k: copy.copy(getattr(env, k)) for k in _SIZE_FACTS if hasattr(env, k)}
+    asserts = {k: list(v) for k, v in env.deferred_runtime_asserts.items()}
+    count = env.num_deferred_runtime_asserts
+    try:
+        with mode:
+            yield
+    finally:
+        assumed = _restore_if_assumed(env, facts, asserts, count)
+    if assumed:
+        raise _AssumedSizes
+
+
+def _restore_if_assumed(env: Any, facts: dict[str, Any], asserts: dict[Any, list[Any]], count: int) -> bool:
+    assumed = any(env.replacements.get(k) != v for k, v in facts["replacements"].items()) or \
+        any(k in facts["var_to_range"] and facts["var_to_range"][k] != r for k, r in env.var_to_range.items()) or \
+        any(k in facts["var_to_range"] and k in env.replacements for k in env.replacements) or \
+        any(len(env.deferred_runtime_asserts.get(k, ())) != len(v) for k, v in asserts.items())
+    if not assumed:
+        return False
+    for k, v in facts.items():
+        setattr(env, k, v)
+    env.deferred_runtime_asserts.clear()
+    env.deferred_runtime_asserts.update(asserts)
+    env.num_deferred_runtime_asserts = count
+    env._version_counter += 1  # (caches keyed on these read the facts again)
+    env._replacements_version_counter += 1
+    if hasattr(env, "fake_tensor_cache"):
+        env.fake_tensor_cache.clear()
+    return True
+
+
+def _rerun_sized_alike(fn: Callable[..., Any], model: nn.Module, mode: Any, args: list[Any],
+                      other: Callable[[Any], Any], unknown: type, real: bool, values: list[Any],
+                      op: d.PyRegionOp) -> list[Any]:
+    """The other run once more, its host ints the size its tensors' run-time sizes
+    stand at: the two may be one number (`H = int(n)`, `torch.zeros(H)`, then
+    `mean + torch.ones(4, H)`), which the other run's unrelated stand-ins broke (it
+    raised, or its own `except` took another path). Where that fails too, the first
+    run's values."""
+    size = _concrete_size(None, True)
+
+    def sized(u: Any) -> Any:
+        return size if getattr(u, "type", None) == i64 and u.picks is None and u.sample is None else other(u)
+
+    sized_tensors = any(isinstance(t, torch.Tensor) and not all(isinstance(n, int) for n in t.shape)
+                        for t in _tensors_held(args))
+    if not sized_tensors or not any(isinstance(a, unknown) and a.type == i64 for a in _nested(args, 3)):
+        return values
+    try:
+        if real:
+            again = fn(model, *[_real(a, sized, unknown, other=True) for a in args])
+        else:
+            with _sizes_kept(mode):
+                again = fn(model, *[sized(a) if isinstance(a, unknown) else a for a in args])
+    except RegionTimeout:
+        raise
+    except Exception:  # noqa: BLE001
+        return values
+    return [again] if op.tail is not None else list(again)
 
 
 class _Held:

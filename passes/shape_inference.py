@@ -42,7 +42,7 @@ from dycl.diagnostics import DyclError, PassError, SymbolicDimsError
 from dycl.symbols import lookup_symbol
 from dycl.dialects import dycl as d
 from dycl.frontend.values import MUTATING_METHODS, resolve_qualname
-from dycl.grad_modes import MODES as GRAD_MODES, QUERY_WORDS, asks_autograd, current_grad_mode, \
+from dycl.grad_modes import MODES as GRAD_MODES, asks_autograd, code_asks_autograd, current_grad_mode, \
     grad_mode_context, placeholder_answer
 from dycl.models import MODEL_ATTR, check_ir_name, model_of
 from dycl import unit_sizes
@@ -599,7 +599,7 @@ class _Inferrer:
                 op.detach()
                 op.erase()
             case d.PyRegionOp():
-                if QUERY_WORDS.search(op.code.data):
+                if code_asks_autograd(op.code.data):
                     # Python asking about autograd on the program's tensors (no graph, not
                     # inference tensors): its answers are eager's in calls with no grad only.
                     self.asks_autograd = True
@@ -1037,7 +1037,10 @@ class _Inferrer:
                 # `toks.sort()` on a list a region made: Python that changes it in place
                 raise PassError(f"'{op.method.data}' changes a Python {type(recv).__name__} in place", op)
             if isinstance(recv, Unknown):
-                raise PassError(f"method '{op.method.data}' on a run-time scalar", op)
+                what = "scalar" if recv.type in _PLACEHOLDERS else "Python object"
+                raise PassError(f"method '{op.method.data}' on a {what} only the run time has", op)
+            if isinstance(recv, torch.Tensor) and op.method.data == "numpy":
+                raise PassError("'.numpy()' hands a tensor's data to numpy, which runs as Python", op)
             fn = getattr(recv, op.method.data, None)
             if fn is None:
                 raise PassError(f"{type(recv).__name__} has no method '{op.method.data}'", op)

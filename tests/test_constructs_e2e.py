@@ -21,6 +21,7 @@ RUN_AS_PYTHON = {"inplace_alias_in_loop", "seen_tokens_set", "next_with_default"
                  "read_after_del_or_except", "walrus_in_a_comprehension", "cache_from_a_classmethod",
                  "nms_after_a_threshold", "set_of_values_then_a_tensor", "features_by_number",
                  "heap_and_bisect_updates", "changes_through_dunder_calls", "shape_list_edited_on_one_path",
+                 "loop_sized_by_an_item", "try_in_a_loop_sized_by_an_item",
                  "sparse_tensors_in_forward", "sparse_argument"}
 
 

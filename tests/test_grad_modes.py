@@ -225,3 +225,31 @@ def test_models_that_ask_nothing_about_autograd_are_not_checked():
     with contextlib.nullcontext():
         cm = dycl.compile(model, [INPUTS[0]], backend="torch")
     assert "grad_mode" not in cm.manifest
+
+
+class NumpyOfAnOutput(nn.Module):
+    """`y.numpy()` of a Linear's output: eager raises where grad is on (y requires
+    grad); the region's y came from a sub-DNN, without grad, and returned a value."""
+
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(2, 2)
+
+    def forward(self, x):
+        y = self.fc(x)
+        return y, float(abs(y.numpy()).max())
+
+
+def test_numpy_of_a_tensor_that_requires_grad_raises_as_eager():
+    torch.manual_seed(0)
+    model = NumpyOfAnOutput().eval()
+    cm = dycl.compile(model, [INPUTS[0]], backend="torch", fallback="python")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", FallbackWarning)
+        with pytest.raises(RuntimeError, match="Can't call numpy"):
+            model(INPUTS[0])
+        with pytest.raises(RuntimeError, match="Can't call numpy"):
+            cm(INPUTS[0])
+        for mode in ("no_grad", "inference"):
+            with MODES[mode]():
+                _matches(cm(INPUTS[0].clone()), model(INPUTS[0].clone()))

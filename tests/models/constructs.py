@@ -3157,3 +3157,39 @@ class SwappedShapeItems(nn.Module):
 
 CASES["swapped_shape_items"] = (SwappedShapeItems, [
     (torch.tensor([[1.0, -1.0, 2.0], [0.5, 0.5, 0.5]]),), (-torch.ones(2, 3),)])
+
+
+class LoopSizedByAnItem(nn.Module):
+    """A CEM planner's horizon read from data (`H = int(n.item())`) sizing a tensor a
+    loop carries: typing the loop's region, a run on stand-ins (H = 2, the carried
+    size u0) made torch assume `u0 == 2` in the shape environment every fake tensor
+    reads, so the code after it was compiled for 2 whatever the example said."""
+
+    def forward(self, n):
+        H = int(n.item())
+        mean = torch.zeros(H)
+        for _ in range(2):
+            acts = mean + torch.ones(4, H)
+            mean = acts.mean(0)
+        return mean
+
+
+class TryInALoopSizedByAnItem(nn.Module):
+    """As LoopSizedByAnItem, its update in a `try` (a region typed on real stand-ins,
+    whose unrelated sizes took the `except` path on the other run)."""
+
+    def forward(self, n):
+        H = int(n.item())
+        mean = torch.zeros(H)
+        for _ in range(2):
+            try:
+                acts = mean + torch.ones(4, H)
+            except RuntimeError:
+                acts = None
+            mean = acts.mean(0)
+        return mean
+
+
+CASES["loop_sized_by_an_item"] = (LoopSizedByAnItem, [(torch.tensor(3),), (torch.tensor(5),), (torch.tensor(1),)])
+CASES["try_in_a_loop_sized_by_an_item"] = (TryInALoopSizedByAnItem, [
+    (torch.tensor(3),), (torch.tensor(5),), (torch.tensor(1),)])
