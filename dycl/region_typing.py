@@ -206,6 +206,17 @@ def _helper_module_globals(values: list[Any], user_globals: dict[str, Any] | Non
     return list(out.values())
 
 
+def _defaults_of(f: Any) -> list[Any]:
+    """A function's default values, and those of what it wraps (`@torch.no_grad()`)."""
+    out: list[Any] = []
+    for _ in range(8):
+        out += [*(getattr(f, "__defaults__", None) or ()), *(getattr(f, "__kwdefaults__", None) or {}).values()]
+        f = getattr(f, "__wrapped__", None)
+        if f is None:
+            break
+    return out
+
+
 @contextlib.contextmanager
 def protected(model: nn.Module, user_globals: dict[str, Any] | None = None) -> Iterator[None]:
     """Run user code at compile time without changing the model, its module's
@@ -216,12 +227,11 @@ def protected(model: nn.Module, user_globals: dict[str, Any] | None = None) -> I
     classes = _user_classes(model)
     class_attrs = [(c, {k: v for k, v in vars(c).items() if not k.startswith("__") and not callable(v)})
                    for c in classes]
-    defaults = [d for c in classes for f in vars(c).values() if inspect.isfunction(f)
-                for d in (*(f.__defaults__ or ()), *(f.__kwdefaults__ or {}).values())]
+    defaults = [d for c in classes for f in vars(c).values() if inspect.isfunction(f) for d in _defaults_of(f)]
     # Globals of the helpers' own modules too (transformers' `warning_once` adds to a
     # set in its logging module): rebound names and the containers they hold.
     reached = [(g, dict(g)) for g in _helper_module_globals(user_values, user_globals)]
-    held = _containers([*user_values, *(getattr(model.forward, "__defaults__", None) or ()), *defaults,
+    held = _containers([*user_values, *_defaults_of(model.forward), *defaults,
                         *(v for _, attrs in class_attrs for v in attrs.values()),
                         *(v for _, values in reached for k, v in values.items() if not k.startswith("__"))])
     class_keys = [(c, set(vars(c))) for c in classes]  # `type(self).calls += 1` of a base's `calls`

@@ -110,3 +110,17 @@ def test_a_loop_variable_read_after_a_loop_that_ran_no_iteration_raises_eagers_e
         model(empty, empty)
     with pytest.raises(UnboundLocalError, match="cannot access local variable 'i'"):
         cm(empty, empty)
+
+
+class DecoratedForwardWithAListDefault(torch.nn.Module):
+    @torch.no_grad()
+    def forward(self, x, seen=[]):  # noqa: B006 (the idiom under test)
+        seen.append(x.sum().item())
+        return x * len(seen)
+
+
+def test_compiling_leaves_a_decorated_forwards_default_list_as_it_was():
+    model = DecoratedForwardWithAListDefault()
+    seen = type(model).forward.__wrapped__.__defaults__[0]
+    dycl.compile(model, [torch.ones(2)], backend="torch")
+    assert seen == []

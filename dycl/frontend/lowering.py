@@ -210,16 +210,21 @@ class Lowerer(ScopeLowering, ExpressionLowering, CallLowering, LoopLowering, Reg
         self.fn = fn
         self.grad_base = self.grad_mode = fn.grad_mode
         # The default objects themselves (a tensor default is one tensor, made once).
-        default_values = getattr(forward, "__defaults__", None) or ()
+        # (`@torch.no_grad()` on forward: a wrapper taking *args, the defaults its __wrapped__'s)
+        holder, where = forward, "__dycl_root.forward"
+        while getattr(holder, "__wrapped__", None) is not None and \
+                not (getattr(holder, "__defaults__", None) or getattr(holder, "__kwdefaults__", None)):
+            holder, where = holder.__wrapped__, where + ".__wrapped__"
+        default_values = getattr(holder, "__defaults__", None) or ()
         defaults = {
-            name: Static(value) if _immutable(value) else ObjectRef(f"__dycl_root.forward.__defaults__[{k}]", value)
+            name: Static(value) if _immutable(value) else ObjectRef(f"{where}.__defaults__[{k}]", value)
             for k, (name, value) in enumerate(zip(params[required:], default_values))
         }
         # Keyword-only parameters (`*, temperature=1.0`): their defaults, or what a call gave.
         keyword_only = [x.arg for x in fdef.args.kwonlyargs]
-        for name, value in (getattr(forward, "__kwdefaults__", None) or {}).items():
+        for name, value in (getattr(holder, "__kwdefaults__", None) or {}).items():
             defaults[name] = Static(value) if _immutable(value) else ObjectRef(
-                f"__dycl_root.forward.__kwdefaults__[{name!r}]", value)
+                f"{where}.__kwdefaults__[{name!r}]", value)
         if self.arguments is None:
             given = params[: len(self.example_inputs)]
             arg_types = [self._input_type(x, name, fdef, fn) for name, x in zip(given, self.example_inputs)]

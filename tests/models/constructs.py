@@ -3193,3 +3193,24 @@ class TryInALoopSizedByAnItem(nn.Module):
 CASES["loop_sized_by_an_item"] = (LoopSizedByAnItem, [(torch.tensor(3),), (torch.tensor(5),), (torch.tensor(1),)])
 CASES["try_in_a_loop_sized_by_an_item"] = (TryInALoopSizedByAnItem, [
     (torch.tensor(3),), (torch.tensor(5),), (torch.tensor(1),)])
+
+
+class DefaultsOfADecoratedForward(nn.Module):
+    """`@torch.no_grad()` on forward (nanoGPT's generate): its wrapper takes *args and
+    has no defaults of its own, so `temperature` left to its default was unbound
+    ("name 'temperature' is not defined" at every call)."""
+
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(4, 4)
+
+    @torch.no_grad()
+    def forward(self, x, temperature: float = 1.0, *, top: int = 2):
+        logits = self.fc(x) / temperature
+        logits[logits < logits.topk(top, -1).values[:, -1:]] = -float("inf")
+        return logits if logits.max() > 0 else -logits
+
+
+CASES["defaults_of_a_decorated_forward"] = (DefaultsOfADecoratedForward, [
+    (torch.randn(2, 4, generator=torch.Generator().manual_seed(s)),) for s in range(3)] + [
+    (torch.randn(2, 4), 0.5)])
