@@ -20,6 +20,8 @@ TENSOR, HOST, FREE = "tensor", "host", "free"
 PYTHON_VALUE_METHODS = frozenset({"tolist"})
 
 _CALLS = (d.CallModuleOp, d.CallFunctionOp, d.CallMethodOp)
+# Python's text of a value (`str(t)`, an f-string's parts): what a tensor holds, read by the host.
+TEXT_FUNCTIONS = frozenset({"builtins.str", "builtins.repr", "builtins.ascii", "builtins.format"})
 _HOST_WRAPPERS = ("torch.return_types.", "builtins.dict")
 
 
@@ -126,6 +128,9 @@ def classify(op: Operation) -> str:
         # tuple + tuple of run-time values: host plumbing (of constants, `x.size()[:-1] + (h, d)`: known)
         return HOST  # named tuples, dicts, output objects of results: host plumbing, like a tuple
     if _is_shape_object(op):
+        return HOST
+    if isinstance(op, d.CallFunctionOp) and op.target.data in TEXT_FUNCTIONS and op.result.type == d.PYOBJ and \
+            not all(is_static_value(v) for v in op.operands):
         return HOST
     if isinstance(op, d.CallMethodOp) and op.method.data in PYTHON_VALUE_METHODS:
         return HOST  # `lengths = mask.sum(1).tolist()`: a Python list, read on the host

@@ -462,12 +462,7 @@ def type_region(op: d.PyRegionOp, model: nn.Module, mode: Any, args: list[Any],
             other = other_placeholder or placeholder
             args = [_longer(a) for a in args]
             try:
-                if real:
-                    again = fn(model, *[_real(a, other, unknown, other=True) for a in args])
-                else:
-                    with _sizes_kept(mode):
-                        again = fn(model, *[other(a) if isinstance(a, unknown) else a for a in args])
-                again = [again] if op.tail is not None else list(again)
+                again = _run_again(fn, model, mode, args, other, unknown, real, op)
             except RegionTimeout:
                 raise
             except Exception:  # noqa: BLE001 (other values it refuses: the first run's sizes)
@@ -478,12 +473,7 @@ def type_region(op: d.PyRegionOp, model: nn.Module, mode: Any, args: list[Any],
                 # a third on negated values and a host int 0 (`torch.split(x, [k, n - k])`).
                 third_value = third_placeholder or other
                 try:
-                    if real:
-                        third = fn(model, *[_real(a, third_value, unknown, other=True, negative=True) for a in args])
-                    else:
-                        with _sizes_kept(mode):
-                            third = fn(model, *[third_value(a) if isinstance(a, unknown) else a for a in args])
-                    third = [third] if op.tail is not None else list(third)
+                    third = _run_again(fn, model, mode, args, third_value, unknown, real, op, negative=True)
                     varying = [_varying_dims(v, w) for v, w in zip(values, third)]
                 except RegionTimeout:
                     raise
@@ -569,16 +559,24 @@ def _rerun_sized_alike(fn: Callable[..., Any], model: nn.Module, mode: Any, args
     if not sized_tensors or not any(isinstance(a, unknown) and a.type == i64 for a in _nested(args, 3)):
         return values
     try:
-        if real:
-            again = fn(model, *[_real(a, sized, unknown, other=True) for a in args])
-        else:
-            with _sizes_kept(mode):
-                again = fn(model, *[sized(a) if isinstance(a, unknown) else a for a in args])
+        return _run_again(fn, model, mode, args, sized, unknown, real, op)
     except RegionTimeout:
         raise
     except Exception:  # noqa: BLE001
         return values
-    return [again] if op.tail is not None else list(again)
+
+
+def _run_again(fn: Callable[..., Any], model: nn.Module, mode: Any, args: list[Any],
+               value_of: Callable[[Any], Any], unknown: type, real: bool, op: d.PyRegionOp,
+               negative: bool = False) -> list[Any]:
+    """One more run of the region, its unknowns given by `value_of`: on real tensors
+    where the first run needed them, else on fakes whose size assumptions are undone."""
+    if real:
+        out = fn(model, *[_real(a, value_of, unknown, other=True, negative=negative) for a in args])
+    else:
+        with _sizes_kept(mode):
+            out = fn(model, *[value_of(a) if isinstance(a, unknown) else a for a in args])
+    return [out] if op.tail is not None else list(out)
 
 
 class _Held:

@@ -38,6 +38,7 @@ from xdsl.ir import Attribute, Block, BlockArgument, Operation, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.rewriter import InsertPoint, Rewriter
 
+from dycl.classify import TEXT_FUNCTIONS
 from dycl.diagnostics import DyclError, PassError, SymbolicDimsError
 from dycl.symbols import lookup_symbol
 from dycl.dialects import dycl as d
@@ -1068,6 +1069,14 @@ class _Inferrer:
                 else tuple(Unknown(d.ANY) for _ in range(args[1]))
         if holds_list((*args, *kwargs.values())):
             return self._call_on_lists(op, fn, args, kwargs)
+        if isinstance(op, d.CallFunctionOp) and op.target.data in TEXT_FUNCTIONS and \
+                any(isinstance(t, torch.Tensor) for t in torch.utils._pytree.tree_leaves(args)):
+            # The text of a tensor (`f"{loss:.3f}"`) shows its data: the host makes it. It
+            # shows autograd's graph too (`grad_fn=<...>`), which sub-DNNs' tensors lack.
+            self.asks_autograd = True
+            if any(isinstance(t, torch.Tensor) and t.requires_grad for t in torch.utils._pytree.tree_leaves(args)):
+                self.autograd_in_eager = True
+            return Unknown(d.PYOBJ, picks=("0", "1"))
         if not any(_has_unknown(a) for a in (*args, *kwargs.values())):
             env = self.mode.shape_env
             values = [self.get(v) for v in op.operands]

@@ -124,3 +124,49 @@ def test_compiling_leaves_a_decorated_forwards_default_list_as_it_was():
     seen = type(model).forward.__wrapped__.__defaults__[0]
     dycl.compile(model, [torch.ones(2)], backend="torch")
     assert seen == []
+
+
+class _GrowsItsParameterList(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.ps = torch.nn.ParameterList([torch.nn.Parameter(torch.zeros(3))])
+
+    def forward(self, x):
+        if x.sum() > 0:
+            self.ps.append(torch.nn.Parameter(x.detach().clone()))
+        return x + self.ps[-1]
+
+
+def test_a_parameter_list_forward_grows_is_changed_as_eager_changes_it():
+    eager, model = _GrowsItsParameterList(), _GrowsItsParameterList()
+    cm = dycl.compile(model, [torch.ones(3)], backend="torch")
+    assert all("'ps'" in f["reason"] for f in cm.fallbacks)
+    for x in (torch.ones(3), -torch.ones(3), torch.full((3,), 2.0), -torch.ones(3)):
+        assert torch.equal(cm(x), eager(x))
+        assert len(model.ps) == len(eager.ps)
+
+
+class _CountsItsCalls(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.calls = 0
+
+    def forward(self, x):
+        self.calls += 1
+        if torch.isnan(x).any():
+            raise ValueError(f"non-finite input at call {self.calls} ({x.sum()})")
+        return x * self.calls
+
+
+def test_an_f_string_over_module_state_is_formatted_as_eager_formats_it():
+    eager, model = _CountsItsCalls(), _CountsItsCalls()
+    cm = dycl.compile(model, [torch.ones(3)], backend="torch", fallback="error")
+    for x in (torch.ones(3), torch.full((3,), float("nan")), -torch.ones(3), torch.full((3,), float("nan"))):
+        outcomes = []
+        for f in (eager, cm):
+            try:
+                outcomes.append(f(x))
+            except ValueError as e:
+                outcomes.append(str(e))
+        assert outcomes[0] == outcomes[1] if isinstance(outcomes[0], str) else torch.equal(*outcomes)
+    assert model.calls == eager.calls == 4

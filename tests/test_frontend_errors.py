@@ -48,7 +48,7 @@ CASES = {
     "decorated_function": ("@torch.no_grad()\ndef g(u):\n    return u * 2\nreturn g(x)", "decorated nested function"),
     "set_comprehension": ("s = {k for k in range(3)}\nreturn x * len(s)", "set comprehension"),
     "global": ("global COUNTER\nCOUNTER = float(x.sum())\nreturn x * 2", "global statement"),
-    "runtime_fstring": ("n = int(x.sum())\nreturn getattr(self, f'fc{n}')(x)", "f-string over a run-time value"),
+    "runtime_attribute_name": ("n = int(x.sum())\nreturn getattr(self, f'fc{n}')(x)", "getattr() on a module needs a compile-time"),
 }
 
 

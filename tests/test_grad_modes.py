@@ -253,3 +253,29 @@ def test_numpy_of_a_tensor_that_requires_grad_raises_as_eager():
         for mode in ("no_grad", "inference"):
             with MODES[mode]():
                 _matches(cm(INPUTS[0].clone()), model(INPUTS[0].clone()))
+
+
+class TextOfAnOutput(nn.Module):
+    """The text of a tensor (`repr`, an f-string) shows autograd's `grad_fn` where it
+    requires grad: sub-DNNs' tensors have none, so in grad mode the model runs as eager."""
+
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(2, 2)
+
+    def forward(self, x):
+        y = self.fc(x)
+        return y, repr(y[0]) if y.sum() > 0 else f"{y} at {y.sum():.2f}"
+
+
+def test_text_of_a_tensor_that_requires_grad_shows_its_grad_fn_as_eager():
+    torch.manual_seed(0)
+    model = TextOfAnOutput().eval()
+    cm = dycl.compile(model, [INPUTS[0]], backend="torch", fallback="error")
+    for x in (INPUTS[0], -INPUTS[0], INPUTS[0] * 3):
+        got, want = cm(x.clone())[1], model(x.clone())[1]
+        assert got == want and "grad_fn" in want
+        for mode in ("no_grad", "inference"):
+            with MODES[mode]():
+                got, want = cm(x.clone())[1], model(x.clone())[1]
+                assert got == want and "grad_fn" not in want

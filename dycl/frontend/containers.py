@@ -259,6 +259,8 @@ class ContainerLowering:
             if recv.probe is None:
                 raise self.error(node, f"{recv.cls.__name__} object has no attribute '{name}' here")
             return self.probe_method(recv, name, args, kwargs, node)
+        if recv.held_by is not None and name in MUTATING_METHODS:
+            raise self.unsupported(node, f"'{name}' on {recv.held_by}, a module container")
         if recv.argument is not None and name in MUTATING_METHODS:
             self.note_argument_mutated(recv, node)
         if name in MUTATING_METHODS:
@@ -345,6 +347,8 @@ class ContainerLowering:
         base = self.expr(target.value, scope)
         if not isinstance(base, SeqVal) or not (isinstance(base, DictVal) or base.is_list):
             return False
+        if base.held_by is not None:
+            raise self.unsupported(target, f"item assignment into {base.held_by}, a module container")
         if base.argument is not None:
             self.note_argument_mutated(base, target)
         key = self._index(target.slice, scope)

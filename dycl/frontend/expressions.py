@@ -229,22 +229,33 @@ class ExpressionLowering:
                 raise self.unsupported(e, type(e).__name__)
 
     def _fstring(self: Lowerer, e: ast.JoinedStr, scope: _Scope) -> Value:
-        """An f-string over compile-time values (e.g. building a submodule name)."""
-        parts: list[str] = []
+        """An f-string: folded over compile-time values (a submodule's name), else
+        formatted on the host where Python formats it (a `raise`'s message)."""
+        parts: list[Value] = []
         for v in e.values:
             if isinstance(v, ast.Constant):
-                parts.append(str(v.value))
+                parts.append(Static(str(v.value)))
                 continue
             assert isinstance(v, ast.FormattedValue)
             x = self.expr(v.value, scope)
-            if not isinstance(x, Static):
-                if self.loop_depth:
-                    raise NeedsStatic
-                raise self.unsupported(e, "f-string over a run-time value")
             spec = self.expr(v.format_spec, scope) if v.format_spec is not None else Static("")
-            conv = {115: str, 114: repr, 97: ascii}.get(v.conversion, lambda y: y)
-            parts.append(format(conv(x.value), spec.value))  # type: ignore[union-attr]
-        return Static("".join(parts))
+            conv = {115: "str", 114: "repr", 97: "ascii"}.get(v.conversion)
+            if isinstance(x, Static) and isinstance(spec, Static):
+                parts.append(Static(format(getattr(builtins, conv)(x.value) if conv else x.value, spec.value)))
+                continue
+            if self.loop_depth and not self.in_run_time_loop():
+                raise NeedsStatic  # unrolled, each iteration's values known
+            if conv is not None:
+                x = self.call_function(f"builtins.{conv}", [x], {}, e)
+            parts.append(self.call_function("builtins.format", [x, spec], {}, e))
+        text: Value = Static("")
+        for part in parts:
+            if isinstance(text, Static) and isinstance(part, Static):
+                text = Static(text.value + part.value)
+            elif not (isinstance(part, Static) and part.value == ""):
+                text = part if isinstance(text, Static) and text.value == "" else \
+                    self.call_function("_operator.add", [text, part], {}, e)
+        return text
 
     def _name(self: Lowerer, name: str, node: ast.AST, scope: _Scope) -> Value:
         assert self.fn is not None
@@ -336,6 +347,9 @@ class ExpressionLowering:
         if isinstance(base, ModuleRef):
             m = base.module
             if attr in m._modules:
+                if isinstance(m._modules[attr], (nn.ParameterList, nn.ParameterDict)):
+                    self._fold_read(m, attr, node)  # (one forward changes is read where Python reads it)
+                    return self._parameters_held(base.child(attr), node)
                 return base.child(attr)
             if attr in m._parameters or attr in m._buffers:
                 if (id(m), attr) in self.dirty_attrs:  # (read as `self.buf`, it is state: read_state)
@@ -438,6 +452,19 @@ class ExpressionLowering:
             if isinstance(base.value, (int, float, str, tuple, list, dict)) and hasattr(base.value, attr):
                 return MethodRef(base, attr)
         raise self.error(node, f"attribute '{attr}' is not supported on this value")
+
+    def _parameters_held(self: Lowerer, ref: ModuleRef, node: ast.AST) -> Value:
+        """An nn.ParameterList or nn.ParameterDict: its parameters, iterated, indexed and
+        counted at compile time as a list or dict of them is (changing it is not)."""
+        m = ref.module
+        if len(m._parameters) != len(m) or m._modules or m._buffers:
+            return ref  # (it holds other objects too: what reads it runs as Python)
+        items = [Static(None) if p is None else self.emit(d.ParamOp(f"{ref.path}.{k}", tensor_type_of(p)), node).results[0]
+                 for k, p in m._parameters.items()]
+        name = f"'self.{ref.path}'"
+        if isinstance(m, nn.ParameterDict):
+            return DictVal(items, False, list(m._parameters), held_by=name)
+        return SeqVal(items, True, held_by=name)
 
     def _object_value(self: Lowerer, val: Any, expr: str, attr: str, node: ast.AST) -> Value:
         """A Python attribute value for compiled code: constants and containers of

@@ -645,6 +645,8 @@ class Lowerer(ScopeLowering, ExpressionLowering, CallLowering, LoopLowering, Reg
                         isinstance(op, (ast.Add, ast.Mult)):
                     # `l += [...]`, `l *= 2` change the list itself: every name bound to it sees it
                     other = self.expr(value, scope)
+                    if old.held_by is not None:
+                        raise self.unsupported(s, f"'+=' on {old.held_by}, a module container")
                     if old.argument is not None:
                         self.note_argument_mutated(old, s)
                     if isinstance(op, ast.Add) and (more := self.iter_items(other, s)) is not None:
@@ -740,6 +742,8 @@ class Lowerer(ScopeLowering, ExpressionLowering, CallLowering, LoopLowering, Reg
             target = self.expr(value.func.value, scope)
             if isinstance(target, SeqVal):
                 self.check_not_one_of_several(target, scope, value)
+                if target.held_by is not None:
+                    raise self.unsupported(value, f"'{value.func.attr}' on {target.held_by}, a module container")
             if isinstance(target, SeqVal) and target.is_list:
                 if target.argument is not None:
                     self.note_argument_mutated(target, value)

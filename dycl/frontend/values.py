@@ -92,6 +92,8 @@ class SeqVal:
     # different objects (`l = a if c else b`) remembers theirs in `sources`.
     origin: Any = field(default=None, kw_only=True, compare=False, repr=False)
     sources: frozenset[Any] = field(default=frozenset(), kw_only=True, compare=False, repr=False)
+    # The module container it reads (an nn.ParameterList's parameters): forward changing it runs as Python.
+    held_by: str | None = field(default=None, kw_only=True, compare=False)
 
     def __post_init__(self) -> None:
         if self.origin is None:
@@ -274,7 +276,7 @@ def copy_env(env: dict[str, Any]) -> dict[str, Any]:
         if id(v) not in memo:
             memo[id(v)] = c = v.like([])
             c.items = [cp(x) for x in v.items]
-            c.argument, c.origin, c.sources = v.argument, v.origin, v.sources
+            c.argument, c.origin, c.sources, c.held_by = v.argument, v.origin, v.sources, v.held_by
         return memo[id(v)]
 
     return {k: cp(v) for k, v in env.items()}

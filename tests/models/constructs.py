@@ -3214,3 +3214,61 @@ class DefaultsOfADecoratedForward(nn.Module):
 CASES["defaults_of_a_decorated_forward"] = (DefaultsOfADecoratedForward, [
     (torch.randn(2, 4, generator=torch.Generator().manual_seed(s)),) for s in range(3)] + [
     (torch.randn(2, 4), 0.5)])
+
+
+class ParametersInContainers(nn.Module):
+    """nn.ParameterList / nn.ParameterDict iterated, zipped, indexed, counted and
+    tested with `in` (a hypernetwork's per-layer weights): was "zip over a run-time
+    value" and ran as Python."""
+
+    def __init__(self):
+        super().__init__()
+        self.ws = nn.ParameterList([nn.Parameter(torch.randn(4, 4)) for _ in range(3)])
+        self.bs = nn.ParameterList([nn.Parameter(torch.randn(4)) for _ in range(3)])
+        self.scales = nn.ParameterDict({"a": nn.Parameter(torch.randn(4)), "b": nn.Parameter(torch.randn(4))})
+
+    def forward(self, x, k: int = 1):
+        for w, b in zip(self.ws, self.bs):
+            x = torch.tanh(x @ w + b)
+            if x.sum() > 0:
+                x = x * 2
+        for name, s in self.scales.items():
+            x = x + s if name == "a" else x - s
+        if "b" in self.scales and x.mean() > 0:
+            x = x * self.bs[k]
+        y = self.bs[-1] * len(self.ws)
+        for i, w in enumerate(self.ws):
+            if w.sum() > 0:
+                y = y + i
+        return x, y + sum(b.sum() for b in self.bs)
+
+
+CASES["parameters_in_containers"] = (ParametersInContainers, [
+    (torch.randn(2, 4, generator=torch.Generator().manual_seed(s)),) for s in range(4)] + [
+    (torch.full((2, 4), float("nan")), 2), (-torch.ones(2, 4) * 9, 0), (torch.ones(2, 4) * 9, -1)])
+
+
+class FStringsOverRunTimeValues(nn.Module):
+    """f-strings over run-time values (a `raise`'s message with a count read from data,
+    a length, a tensor's text with a format spec, a name chosen by a
+    branch) are formatted on the host: were refused as "f-string over a run-time value"."""
+
+    def __init__(self):
+        super().__init__()
+        self.lin = nn.Linear(6, 4)
+
+    def forward(self, x, lens):
+        assert x.dim() == 3, f"expected 3D input, got {x.dim()}D"
+        if torch.isnan(x).any():
+            raise ValueError(f"{int(torch.isnan(x).sum())} non-finite inputs in {type(self).__name__}")
+        if lens.max() > x.size(1):
+            raise ValueError(f"length {int(lens.max())} exceeds {x.size(1)}: {lens.tolist()!r} {x.sum():.3f}")
+        y = self.lin(x)
+        name = f"{y.shape[-1]}d-{'big' if y.mean() > 0 else 'small'}"
+        return y, name, f"{float(y.max()):>8.2f}|{len(lens)}|{y.sum()!s:.9}|{lens[0]}"
+
+
+CASES["f_strings_over_run_time_values"] = (FStringsOverRunTimeValues, [
+    (torch.randn(2, 5, 6, generator=torch.Generator().manual_seed(s)), torch.tensor([3, 5])) for s in range(3)] + [
+    (torch.randn(2, 5, 6), torch.tensor([3, 7])), (torch.full((2, 5, 6), float("nan")), torch.tensor([1, 2])),
+    (-torch.ones(2, 5, 6), torch.tensor([1, 2])), (torch.ones(2, 5, 6), torch.tensor([4, 4]))])
