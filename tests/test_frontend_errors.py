@@ -26,7 +26,7 @@ CASES = {
     "generator": ("return sum(t for t in x if t.sum() > 0)", "comprehension filter on a run-time value"),
     "exec": ("exec('y = 1')\nreturn x", "exec()"),
     "random": ("import random\nreturn x", "import statement"),
-    "mutate_param": ("self.fc.weight = None\nreturn x", "assignment to a module attribute"),
+    "mutate_param": ("self.fc.weight = None\nreturn x", "assignment to the attribute 'weight' of module 'fc'"),
     "setitem": ("x[0] = 1.0\nreturn x", "in-place update of the input 'x'"),
     "raise": ("raise ValueError('no') from None", "re-raise or raise ... from"),
     "inplace": ("x.add_(1.0)\nreturn x", "in-place update of the input 'x'"),

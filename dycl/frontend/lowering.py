@@ -836,6 +836,17 @@ class Lowerer(ScopeLowering, ExpressionLowering, CallLowering, LoopLowering, Reg
             rebind(env, old, new)
         return new
 
+    @staticmethod
+    def _attribute_write(owner: Value, attr: str) -> str:
+        """What an attribute assignment the frontend leaves to Python changes."""
+        if isinstance(owner, ModuleRef):
+            return f"assignment to the attribute '{attr}' of module '{owner.path or 'self'}' " \
+                   "(in-place mutation of the model)"
+        obj = getattr(owner, "obj", None)
+        if obj is not None:
+            return f"assignment to the attribute '{attr}' of a {type(obj).__name__} object (a Python object changed in place)"
+        return f"assignment to the attribute '{attr}' of a value known only at run time"
+
     def _assign(self, target: ast.expr, v: Value, scope: _Scope) -> None:
         match target:
             case ast.Name(id=name) if self.fn is not None and name in self.fn.declared_global:
@@ -860,8 +871,8 @@ class Lowerer(ScopeLowering, ExpressionLowering, CallLowering, LoopLowering, Reg
             case ast.Attribute(value=base, attr=attr) if isinstance(owner := self.expr(base, scope), ModuleRef) and \
                     self.store_state(owner, attr, v, scope, target):
                 return
-            case ast.Attribute():
-                raise self.unsupported(target, "assignment to a module attribute (in-place mutation of the model)")
+            case ast.Attribute(value=base, attr=attr):
+                raise self.unsupported(target, self._attribute_write(self.expr(base, scope), attr))
             case ast.Subscript() if self.assign_item(target, v, scope) or self._assign_tensor_item(target, v, scope):
                 return
             case ast.Subscript():
