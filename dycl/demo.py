@@ -75,6 +75,8 @@ def max_abs_error(a: Any, b: Any) -> float:
             return float("inf")
         if not a.numel():
             return 0.0
+        if a.is_complex():  # (both parts compared)
+            a, b = torch.view_as_real(a.resolve_conj()), torch.view_as_real(b.resolve_conj())
         a, b = a.double(), b.double()
         if not torch.equal(a.isnan(), b.isnan()):
             return float("inf")

@@ -8,6 +8,7 @@ import torch
 from xdsl.dialects.builtin import (
     DYNAMIC_INDEX,
     BFloat16Type,
+    ComplexType,
     Float16Type,
     Float32Type,
     Float64Type,
@@ -34,6 +35,8 @@ _DTYPES: list[tuple[torch.dtype, Attribute]] = [
     (torch.int8, IntegerType(8)),
     (torch.uint8, IntegerType(8, Signedness.UNSIGNED)),
     (torch.bool, IntegerType(1)),
+    (torch.complex64, ComplexType(Float32Type())),
+    (torch.complex128, ComplexType(Float64Type())),
 ]
 
 

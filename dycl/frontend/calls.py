@@ -399,19 +399,26 @@ class CallLowering:
             # (a call of it would run on the program's copies: what it changes would be lost)
             raise self.unsupported(e, f"'{fn.qualname}' updates its tensor arguments in place")
         args: list[Value] = []
+        sizes: list[Value] = []  # `x.view(*x.shape[:-1], h, d)`: one sequence of sizes, made at run time
         for a in e.args:
             if isinstance(a, ast.Starred):  # f(*xs): the elements, known at compile time
                 value = self.expr(a.value, scope)
                 items = self.iter_items(value, a)
-                if items is None and len(e.args) == 1 and isinstance(e.func, ast.Attribute) and \
-                        e.func.attr in _SIZE_VARARGS:
-                    args.append(value)  # x.view(*shape) is x.view(shape): torch takes either
+                if items is None and isinstance(e.func, ast.Attribute) and e.func.attr in _SIZE_VARARGS:
+                    # x.view(*shape) is x.view(shape): torch takes either
+                    sizes += [SeqVal(args), value] if args else [value]
+                    args = []
                     continue
                 if items is None:
                     raise self.unsupported(a, "*args over a run-time value")
                 args.extend(items)
             else:
                 args.append(self.expr(a, scope))
+        if sizes:
+            whole = sizes[0]
+            for part in [*sizes[1:], *([SeqVal(args)] if args else [])]:
+                whole = self.call_function("_operator.add", [whole, part], {}, e)
+            args = [whole]
         kwargs: dict[str, Value] = {}
         for k in e.keywords:
             if k.arg is None:  # f(**kw)

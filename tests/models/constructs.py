@@ -3272,3 +3272,59 @@ CASES["f_strings_over_run_time_values"] = (FStringsOverRunTimeValues, [
     (torch.randn(2, 5, 6, generator=torch.Generator().manual_seed(s)), torch.tensor([3, 5])) for s in range(3)] + [
     (torch.randn(2, 5, 6), torch.tensor([3, 7])), (torch.full((2, 5, 6), float("nan")), torch.tensor([1, 2])),
     (-torch.ones(2, 5, 6), torch.tensor([1, 2])), (torch.ones(2, 5, 6), torch.tensor([4, 4]))])
+
+
+class ComplexTensors(nn.Module):
+    """Complex tensors: an STFT's magnitude (speech front ends) and rotary embeddings
+    as a complex buffer made by `torch.polar` (Meta's Llama `freqs_cis`), a complex
+    result returned: forward ran as Python ("unsupported tensor dtype torch.complex64")."""
+
+    def __init__(self):
+        super().__init__()
+        self.register_buffer("window", torch.hann_window(16))
+        freqs = 1.0 / (10000 ** (torch.arange(0, 8, 2).float() / 8))
+        self.register_buffer("freqs_cis", torch.polar(torch.ones(16, 4), torch.outer(torch.arange(16.0), freqs)))
+        self.lin = nn.Linear(9, 8)
+
+    def forward(self, wav, start: int = 0):
+        spec = torch.stft(wav, 16, 4, window=self.window, return_complex=True)
+        mag = spec.abs().clamp(min=1e-5).log()
+        if mag.mean() > 0:
+            mag = mag * 2
+        x = self.lin(mag.transpose(1, 2))
+        T = x.shape[1]
+        xc = torch.view_as_complex(x.reshape(*x.shape[:-1], -1, 2))
+        out = torch.view_as_real(xc * self.freqs_cis[start:start + T]).flatten(2)
+        if out.abs().max() > 3:
+            out = out / out.abs().max()
+        return out, xc.conj()
+
+
+CASES["complex_tensors"] = (ComplexTensors, [
+    (torch.randn(1, 40, generator=torch.Generator().manual_seed(s)) * 10 ** (s - 1),) for s in range(3)] + [
+    (torch.randn(1, 40), 2), (torch.full((1, 40), float("nan")),)])
+
+
+class StarSizesOfComputedTensors(nn.Module):
+    """`h.view(*h.shape[:-1], heads, d)` on a computed tensor (its sizes known only
+    after translation), with sizes before and after the starred part: was refused as
+    "*args over a run-time value"."""
+
+    def __init__(self):
+        super().__init__()
+        self.lin = nn.Linear(4, 8)
+
+    def forward(self, x):
+        h = self.lin(x)
+        q = h.view(*h.shape[:-1], 2, 4)
+        k = h.reshape(h.size(0), *h.shape[1:-1], 4, 2)
+        z = torch.zeros(*h.shape[:2], 3)
+        e = h.new_ones(2, *h.shape[1:])
+        if q.sum() > 0:
+            return q.transpose(-1, -2).reshape(*q.shape[:-2], -1) + k.flatten(-2), z.shape, e.sum()
+        return k.expand(2, *k.shape).sum(0), z.sum(), e.shape
+
+
+CASES["star_sizes_of_computed_tensors"] = (StarSizesOfComputedTensors, [
+    (torch.randn(2, 3, 4, generator=torch.Generator().manual_seed(s)),) for s in range(4)] + [
+    (torch.full((2, 3, 4), float("nan")),), (torch.randn(1, 5, 4),)])
