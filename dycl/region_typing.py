@@ -482,6 +482,8 @@ def type_region(op: d.PyRegionOp, model: nn.Module, mode: Any, args: list[Any],
             if all(x is None for x in varying):
                 alike = _rerun_sized_alike(fn, model, mode, args, other, unknown, real, values, op)
                 varying = [_varying_dims(v, w) for v, w in zip(values, alike)]
+            if all(x is None for x in varying):
+                varying = _varying_at_sizes(fn, model, mode, args, other, unknown, real, values, op)
         varying = [_held_where(v, dims, grown) for v, dims, grown in zip(values, varying, _loop_grown(op))]
         if any(getattr(a, "sample", None) is not None for a in args if isinstance(a, unknown)):
             # It takes an object an earlier region's run made from stand-ins (a set of the
@@ -564,6 +566,30 @@ def _rerun_sized_alike(fn: Callable[..., Any], model: nn.Module, mode: Any, args
         raise
     except Exception:  # noqa: BLE001
         return values
+
+
+def _varying_at_sizes(fn: Callable[..., Any], model: nn.Module, mode: Any, args: list[Any],
+                      other: Callable[[Any], Any], unknown: type, real: bool, values: list[Any],
+                      op: d.PyRegionOp) -> list[Any]:
+    """Runs with host ints equal to the region's tensors' sizes and counts: an int
+    only those fit may take a path no other stand-in took (`x.reshape(n, -1)` in a
+    `try` whose handler ran for every other n). Dims that differ in any run vary."""
+    varying: list[Any] = [None] * len(values)
+    ints = [a for a in _nested(args, 3) if isinstance(a, unknown) and getattr(a, "type", None) == i64
+            and a.picks is None and a.sample is None]
+    if not ints:
+        return varying
+    sizes = sorted({int(n) for t in _tensors_held(args) for n in (*t.shape, t.numel()) if isinstance(n, int)})
+
+    for size in sizes[:4]:
+        try:
+            again = _run_again(fn, model, mode, args, lambda u, k=size: k if u in ints else other(u), unknown, real, op)
+        except RegionTimeout:
+            raise
+        except Exception:  # noqa: BLE001 (a size it refuses says nothing)
+            continue
+        varying = [_varying_dims(v, w) if x is None else x for v, w, x in zip(values, again, varying)]
+    return varying
 
 
 def _run_again(fn: Callable[..., Any], model: nn.Module, mode: Any, args: list[Any],

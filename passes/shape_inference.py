@@ -1058,6 +1058,12 @@ class _Inferrer:
             # a row of what proved a tensor is its subscript (bounds-checked, read by every backend)
             op.properties["target"] = StringAttr("_operator.getitem")
             fn = operator.getitem
+        if isinstance(op, d.CallFunctionOp) and op.target.data == "builtins.slice" and not kwargs:
+            # `best[b, :hlens[b]]`: a bound that is a 0-d integer tensor is read as an int (`__index__`)
+            for k, a in enumerate(args):
+                if _int_scalar_tensor(a):
+                    op.operands[k] = self._read_int(op, op.operands[k], op)
+                    args[k] = Unknown(i64)
         if isinstance(op, d.CallFunctionOp) and op.target.data == "_operator.getitem" and len(args) == 2:
             args[1] = self._integer_index(op, args[1])
             if type(args[0]) is tuple and type(args[1]) is int and -len(args[0]) <= args[1] < len(args[0]):
@@ -1123,6 +1129,11 @@ class _Inferrer:
         t0, t1 = type_of_value(results[0]), type_of_value(results[1])
         if t0 != t1 and _is_number(results[0]) and _is_number(results[1]):
             return _unknown_of((results[0], results[1]))  # (`best + 1` of an int or a float)
+        if t0 != t1 and (sized := _sized_by_scalars(op, t0, t1)) is not None:
+            # `torch.arange(n)`, `x.narrow(0, 0, n)` of a host int n: the host runs it with
+            # torch (no sub-DNN takes a size from a number), its result's sizes `?` where they follow n
+            op.attributes[d.ON_HOST_ATTR] = UnitAttr()
+            return self.empty(sized)
         if t0 != t1:
             raise PassError(f"the result's type depends on a run-time value ({t0} or {t1})", op)
         if not isinstance(results[0], torch.Tensor) and t0 in _PLACEHOLDERS:
@@ -1721,6 +1732,16 @@ def _module_none(result: Any, index: Any) -> bool:
     """Element `index` of a module's tuple result is None."""
     return isinstance(result, tuple) and type(index) is int and -len(result) <= index < len(result) and \
         result[index] is None
+
+
+def _sized_by_scalars(op: Operation, t0: Attribute, t1: Attribute) -> TensorType | None:
+    """The type of a tensor function's result whose sizes follow run-time scalars
+    (`t0`, `t1` on two stand-ins): dynamic where they differ; None for other kinds
+    of difference (dtype, rank, a module's result)."""
+    if isinstance(op, d.CallModuleOp) or not (isinstance(t0, TensorType) and isinstance(t1, TensorType)) or \
+            t0.element_type != t1.element_type or len(t0.get_shape()) != len(t1.get_shape()):
+        return None
+    return TensorType(t0.element_type, [a if a == b else DYNAMIC_INDEX for a, b in zip(t0.get_shape(), t1.get_shape())])
 
 
 def _int_scalar_tensor(v: Any) -> bool:

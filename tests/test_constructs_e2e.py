@@ -42,7 +42,7 @@ RUN_AS_PYTHON = {"inplace_alias_in_loop", "seen_tokens_set", "next_with_default"
                                   "aliased_lists_changed_by_a_region", "walrus_test_breaks_a_module_loop",
                                   "named_tuples_in_lists_to_a_region", "crops_by_tolist_coordinates",
                                   "nested_breaks_appending_to_a_list", "autograd_function_and_scripted_helpers",
-                                  "remove_self_loops", "shape_lists_edited"])
+                                  "remove_self_loops", "shape_lists_edited", "sizes_from_host_ints"])
 def test_run_time_indices_and_row_loops_on_real_backends(name, backend):
     check_matches_eager(name, backend=backend)
 
@@ -170,3 +170,18 @@ def test_an_f_string_over_module_state_is_formatted_as_eager_formats_it():
                 outcomes.append(str(e))
         assert outcomes[0] == outcomes[1] if isinstance(outcomes[0], str) else torch.equal(*outcomes)
     assert model.calls == eager.calls == 4
+
+
+class _CumsumOfSelected(torch.nn.Module):
+    def forward(self, x):
+        return x[x > 0].cumsum(0), x.new_ones(int((x < 0).sum())).cumprod(0)
+
+
+def test_tvm_leaves_a_scan_over_a_size_that_may_be_zero_to_another_backend():
+    # TVM's cumsum/cumprod kernels write element 0 even of an empty result: with an
+    # empty torch tensor (no storage) the process died on a call eager answers.
+    model = _CumsumOfSelected()
+    cm = dycl.compile(model, [torch.randn(2, 5)], backend="tvm", fallback="error")
+    for x in (torch.randn(2, 5), -torch.ones(2, 5), torch.ones(2, 5)):
+        for got, want in zip(cm(x), model(x)):
+            assert got.shape == want.shape and torch.allclose(got, want)

@@ -94,6 +94,9 @@ def _build_relax(spec: SubgraphSpec, target: Target, options: BuildOptions, out_
     from tvm.relax.frontend.torch import from_exported_program
 
     ep = export(spec, out_dir)
+    if (scan := _scan_of_a_dynamic_size(ep)) is not None:
+        raise BackendError(f"sub-DNN {spec.name}: TVM's {scan} kernel writes element 0 of its result even when "
+                           "the tensor is empty (a crash for a size that may be 0 at run time)")
     if any(n.target in _ALL_OPS for n in ep.graph.nodes):
         ep = ep.run_decompositions(_all_as_count())
     try:
@@ -125,6 +128,19 @@ def _build_relax(spec: SubgraphSpec, target: Target, options: BuildOptions, out_
     if target.kind == "cuda" and not cuda_sources(ex):
         raise BackendError(f"sub-DNN {spec.name}: the CUDA build produced no CUDA module")
     return ex
+
+
+_SCANS = {torch.ops.aten.cumsum.default: "cumsum", torch.ops.aten.cumprod.default: "cumprod"}
+
+
+def _scan_of_a_dynamic_size(ep: torch.export.ExportedProgram) -> str | None:
+    """The first cumsum/cumprod whose input has a size known only at run time."""
+    for n in ep.graph.nodes:
+        if n.target in _SCANS and n.args and isinstance(n.args[0], torch.fx.Node):
+            val = n.args[0].meta.get("val")
+            if isinstance(val, torch.Tensor) and not all(isinstance(k, int) for k in val.shape):
+                return _SCANS[n.target]
+    return None
 
 
 def keep_nan(mod):

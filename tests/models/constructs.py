@@ -3328,3 +3328,38 @@ class StarSizesOfComputedTensors(nn.Module):
 CASES["star_sizes_of_computed_tensors"] = (StarSizesOfComputedTensors, [
     (torch.randn(2, 3, 4, generator=torch.Generator().manual_seed(s)),) for s in range(4)] + [
     (torch.full((2, 3, 4), float("nan")),), (torch.randn(1, 5, 4),)])
+
+
+class SizesFromHostInts(nn.Module):
+    """Tensors sized by ints read from data (`torch.arange(n)`, `x.narrow(0, 0, n)`,
+    `torch.zeros(n, 3)`, `x.repeat(n)`), then computed on: SpeechBrain's CTC decoding
+    (`seq.narrow(0, 0, round(rel_len * T))`) and ESPnet's (`best[b, :hlens[b]]`, a 0-d
+    tensor as a slice bound) ran as Python ("the result's type depends on a run-time
+    value", "GuardOnDataDependentSymNode")."""
+
+    def __init__(self):
+        super().__init__()
+        self.proj = nn.Linear(4, 3)
+
+    def forward(self, x, rel, hlens):
+        probs = self.proj(x).softmax(-1)
+        T = probs.shape[1]
+        outs = []
+        for seq, r in zip(probs, rel):
+            n = int(torch.round(r * T))
+            scores, pred = torch.max(seq.narrow(0, 0, n), dim=1)
+            outs.append((pred.tolist(), scores.sum()))
+        best = probs.argmax(-1)
+        hyps = [torch.unique_consecutive(best[b, :hlens[b]]).tolist() for b in range(best.size(0))]
+        k = int((x > 0).sum())
+        grid = torch.arange(k) * 2 + torch.zeros(k, 3).sum(1)
+        return outs, hyps, grid, x[0, 0].repeat(k).amax(), probs.new_ones(k).cumsum(0)
+
+
+CASES["sizes_from_host_ints"] = (SizesFromHostInts, [
+    (torch.randn(2, 5, 4, generator=torch.Generator().manual_seed(s)), torch.tensor([1.0, 0.5]), torch.tensor([5, 2]))
+    for s in range(3)] + [
+    (torch.randn(2, 5, 4), torch.tensor([0.0, 0.3]), torch.tensor([0, 5])),
+    (-torch.ones(2, 5, 4), torch.tensor([0.6, 1.0]), torch.tensor([1, 1])),
+    (torch.randn(2, 5, 4), torch.tensor([-0.5, 1.0]), torch.tensor([3, 3])),
+    (torch.full((2, 5, 4), float("nan")), torch.tensor([1.0, 1.0]), torch.tensor([4, 5]))])
