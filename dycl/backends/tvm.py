@@ -3,6 +3,10 @@
 from __future__ import annotations
 
 import functools
+import contextlib
+import os
+import sys
+import tempfile
 from contextlib import nullcontext
 from typing import Any
 import hashlib
@@ -116,7 +120,8 @@ def _build_relax(spec: SubgraphSpec, target: Target, options: BuildOptions, out_
     graphs = target.kind == "cuda"
     # On the CPU, TVM's own pipeline schedules nothing: dycl's rules vectorize (tvm_cpu_schedule).
     pipeline = relax.get_default_pipeline(tgt) if target.kind == "cuda" else cpu_pipeline(tgt)
-    with tvm.transform.PassContext(config={"relax.backend.use_cuda_graph": True}) if graphs else nullcontext():
+    with tvm.transform.PassContext(config={"relax.backend.use_cuda_graph": True}) if graphs else nullcontext(), \
+            _without_take_warning():
         try:
             ex = tvm.compile(mod, tgt, relax_pipeline=pipeline)
         except tvm.error.InternalError:
@@ -128,6 +133,32 @@ def _build_relax(spec: SubgraphSpec, target: Target, options: BuildOptions, out_
     if target.kind == "cuda" and not cuda_sources(ex):
         raise BackendError(f"sub-DNN {spec.name}: the CUDA build produced no CUDA module")
     return ex
+
+
+# TVM's C++ log line for every gather it builds in "fast" mode (no bounds check): the
+# host checks those indices first (check-index-bounds), so it says nothing to the user.
+_TAKE_WARNING = b"Fast mode segfaults when there are out-of-bounds indices"
+
+
+@contextlib.contextmanager
+def _without_take_warning():
+    """Run with the process's stderr captured, and give back every line but TVM's
+    take warning (other output, TVM's or not, is written as it came)."""
+    fd = 2  # (where TVM's C++ writes, whatever Python's sys.stderr is)
+    sys.stderr.flush()
+    saved = os.dup(fd)
+    with tempfile.TemporaryFile() as captured:
+        os.dup2(captured.fileno(), fd)
+        try:
+            yield
+        finally:
+            sys.stderr.flush()
+            os.dup2(saved, fd)
+            os.close(saved)
+            captured.seek(0)
+            kept = [line for line in captured.read().splitlines(keepends=True) if _TAKE_WARNING not in line]
+            if kept:
+                os.write(fd, b"".join(kept))
 
 
 _SCANS = {torch.ops.aten.cumsum.default: "cumsum", torch.ops.aten.cumprod.default: "cumprod"}
