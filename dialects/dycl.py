@@ -1577,9 +1577,10 @@ ON_HOST_ATTR = "dycl.on_host"
 # On a call of a list the host holds whose result has another dtype when the list is
 # empty (`torch.tensor([])`: float32): the host checks the dtype it was compiled for.
 EMPTY_LIST_DTYPE_ATTR = "dycl.empty_list_dtype"
-# On a call inside `with torch.no_grad()` (or a decorated helper): the grad mode it
-# runs in ("off", "on", "inference"), for what `t.requires_grad` or
-# `torch.is_grad_enabled()` give; calls without it run in the caller's mode.
+# On a call or a fallback region inside `with torch.no_grad()` (or a decorated
+# helper): the grad-mode switches it runs in (see dycl.grad_modes), for what
+# `t.requires_grad` or `torch.is_grad_enabled()` give and whether a region's tensors
+# record autograd's graph; ops without it run in the caller's mode.
 GRAD_MODE_ATTR = "dycl.grad_mode"
 # On the module: the caller's grad mode shape-inference decided such queries for
 # (the compiled model checks it at each call).

@@ -60,6 +60,14 @@ def grad_mode_context(caller: str, switches: str | None = None) -> Iterator[None
         stack.enter_context(torch.inference_mode(caller == "inference"))
         if caller != "inference":
             stack.enter_context(torch.set_grad_enabled(caller == "on"))
+        stack.enter_context(switched(switches))
+        yield
+
+
+@contextlib.contextmanager
+def switched(switches: str | None) -> Iterator[None]:
+    """Code run inside sees the current mode with `switches` (see SWITCHES) made in turn."""
+    with contextlib.ExitStack() as stack:
         for switch in (switches or "").split(","):
             if switch in ("on", "off"):
                 stack.enter_context(torch.set_grad_enabled(switch == "on"))

@@ -1506,11 +1506,13 @@ def run_region(inferrer: _Inferrer, op: d.PyRegionOp) -> list[Any]:
     try:
         # (a Python object only the run time has, e.g. the value a region of an earlier
         # iteration assigned, which this one overwrites: None stands in)
-        values = type_region(op, inferrer.model, inferrer.mode, args,
-                             lambda u: _sample(u, _PLACEHOLDERS.get(u.type, (None, None))[0]), Unknown,
-                             lambda u: _sample(u, _PLACEHOLDERS.get(u.type, (None, None))[1]),
-                             lambda u: _sample(u, (_FURTHER_STAND_INS.get(u.type) or
-                                                   _PLACEHOLDERS.get(u.type, (None,)))[0]))
+        mode = op.attributes.get(d.GRAD_MODE_ATTR)
+        with grad_mode_context(inferrer.caller_grad_mode, mode.data if isinstance(mode, StringAttr) else None):
+            values = type_region(op, inferrer.model, inferrer.mode, args,
+                                 lambda u: _sample(u, _PLACEHOLDERS.get(u.type, (None, None))[0]), Unknown,
+                                 lambda u: _sample(u, _PLACEHOLDERS.get(u.type, (None, None))[1]),
+                                 lambda u: _sample(u, (_FURTHER_STAND_INS.get(u.type) or
+                                                       _PLACEHOLDERS.get(u.type, (None,)))[0]))
         marked = op.attributes.get(d.MAY_BE_NONE_ATTR)
         for a in marked.data if isinstance(marked, ArrayAttr) else ():
             # Tested with `is None` after the region: None on other inputs, whatever the

@@ -279,3 +279,72 @@ def test_text_of_a_tensor_that_requires_grad_shows_its_grad_fn_as_eager():
             with MODES[mode]():
                 got, want = cm(x.clone())[1], model(x.clone())[1]
                 assert got == want and "grad_fn" not in want
+
+
+class RegionInANoGradBlock(nn.Module):
+    """Python run as a region inside `with torch.no_grad()`: its tensors, and the
+    state it stores, record no graph, as in eager; code after the block does."""
+
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(2, 2)
+        self.cache = None
+
+    def forward(self, x):
+        with torch.no_grad():
+            match int(x.sum() > 0):  # (a region)
+                case 1:
+                    self.cache = self.fc(x)
+                case _:
+                    self.cache = self.fc(-x)
+            with torch.enable_grad():
+                match int(x.sum() > 0):
+                    case 1:
+                        on = self.fc(x)
+                    case _:
+                        on = self.fc(x) * 2
+        match int(x.sum() > 1):  # (the caller's mode again)
+            case 1:
+                after = self.fc(self.cache)
+            case _:
+                after = self.fc(x)
+        return self.cache * 1, on, after
+
+
+class RegionUnderADecorator(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(2, 2)
+        self.cache = None
+
+    @torch.no_grad()
+    def forward(self, x):
+        for _ in range(2):
+            match int(x.sum() > 0):
+                case 1:
+                    x = self.fc(x)
+                case _:
+                    self.cache = x = self.fc(x) - 1
+        return x
+
+
+@pytest.mark.parametrize("cls", [RegionInANoGradBlock, RegionUnderADecorator], ids=lambda c: c.__name__)
+def test_regions_run_in_the_grad_mode_of_the_code_around_them(cls):
+    """Before: a fallback region ran in the caller's mode whatever `with torch.no_grad()`
+    block or `@torch.no_grad()` decorator was around it, so its results and the module
+    state it stored recorded autograd's graph (requires_grad where eager's do not)."""
+    torch.manual_seed(0)
+    model, twin = cls(), cls()
+    twin.load_state_dict(model.state_dict())
+    cm = dycl.compile(model, [INPUTS[0]], backend="torch")
+    assert cm.fallbacks
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", FallbackWarning)
+        for x in INPUTS:
+            got, want = cm(x.clone()), twin(x.clone())
+            got, want = (got, want) if isinstance(want, tuple) else ((got,), (want,))
+            assert [t.requires_grad for t in got] == [t.requires_grad for t in want]
+            _matches(got, want)
+            if twin.cache is not None:
+                assert model.cache.requires_grad == twin.cache.requires_grad
+                assert max_abs_error(twin.cache.detach(), model.cache.detach()) <= 1e-6

@@ -16,6 +16,7 @@ from __future__ import annotations
 import ast
 import builtins
 import contextlib
+import copy
 from typing import Any
 
 import torch
@@ -132,3 +133,39 @@ def flatten_transparent_with(tree: ast.Module, globals_: dict[str, Any]) -> ast.
     local_names = {n.id for n in ast.walk(tree) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)}
     local_names |= {a.arg for n in ast.walk(tree) if isinstance(n, ast.arguments) for a in (*n.args, *n.kwonlyargs)}
     return _Flatten(globals_, local_names).visit(tree)
+
+
+def restore_grad_switches(stmts: list[ast.stmt], outer: str | None = None) -> list[ast.stmt]:
+    """Copies of `stmts` with their grad-mode switches made again around them (the
+    `with torch.no_grad():` blocks flattening removed), for Python a region runs."""
+    out: list[ast.stmt] = []
+    for s in stmts:
+        mode = getattr(s, GRAD_MODE_FIELD, outer)
+        s = _with_bodies_restored(s, mode)
+        if mode != outer and mode is not None:
+            if out and getattr(out[-1], _MADE_FIELD, None) == mode:
+                out[-1].body.append(s)  # type: ignore[attr-defined]
+                continue
+            switch = ast.parse(f"__import__('dycl.grad_modes', fromlist=['switched']).switched({mode!r})",
+                               mode="eval").body
+            s = ast.copy_location(ast.With(items=[ast.withitem(switch)], body=[s]), s)
+            setattr(s, _MADE_FIELD, mode)
+        out.append(s)
+    return out
+
+
+_MADE_FIELD = "_dycl_grad_switches_made"
+
+
+def _with_bodies_restored(node: ast.AST, mode: str | None) -> Any:
+    """A copy of `node` whose statement lists (bodies, handlers, match cases) have
+    their switches made again; functions defined there run in their caller's mode."""
+    if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+        return node
+    node = copy.copy(node)
+    for field, value in ast.iter_fields(node):
+        if isinstance(value, list) and value and isinstance(value[0], ast.stmt):
+            setattr(node, field, restore_grad_switches(value, mode))
+        elif isinstance(value, list) and value and isinstance(value[0], (ast.excepthandler, ast.match_case)):
+            setattr(node, field, [_with_bodies_restored(h, mode) for h in value])
+    return node

@@ -330,7 +330,7 @@ class Lowerer(ScopeLowering, ExpressionLowering, CallLowering, LoopLowering, Reg
 
     def emit(self, op: Operation, node: ast.AST) -> Operation:
         op.location = self._loc(node).to_attr()
-        if self.grad_mode is not None and isinstance(op, (d.CallFunctionOp, d.CallMethodOp, d.CallModuleOp)):
+        if self.grad_mode is not None and isinstance(op, (d.CallFunctionOp, d.CallMethodOp, d.CallModuleOp, d.PyRegionOp)):
             op.attributes[d.GRAD_MODE_ATTR] = StringAttr(self.grad_mode)
         self.block.add_op(op)
         self.emitted += 1

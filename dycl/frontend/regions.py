@@ -34,6 +34,7 @@ from xdsl.dialects.builtin import UnitAttr, i1
 from xdsl.ir import Attribute, BlockArgument, SSAValue
 
 from dycl.diagnostics import FrontendError
+from dycl.frontend.contexts import restore_grad_switches
 from dycl.dialects import dycl as d
 from dycl.frontend.inplace import bound_values, maybe_tensor, possible_roots, rebind
 from dycl.frontend.state import forget_state
@@ -705,7 +706,7 @@ class RegionLowering:
         if named:  # a name an earlier region left unbound is unbound here too
             lines.append("    __dycl_unbound = __import__('dycl.pyregion', fromlist=['UNBOUND']).UNBOUND")
             lines += [f"    if {p} is __dycl_unbound:\n        del {p}" for p in named]
-        for s in stmts:
+        for s in restore_grad_switches(stmts):
             lines.append(textwrap.indent(ast.unparse(s), "    "))
         if outs is not None:
             # A name bound on some paths only is unbound when the others ran: eager

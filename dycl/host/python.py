@@ -18,7 +18,7 @@ from collections.abc import Iterable
 from typing import Any
 
 from xdsl.dialects import arith, func
-from xdsl.dialects.builtin import ModuleOp, TensorType, TupleType, f64, i64
+from xdsl.dialects.builtin import ModuleOp, StringAttr, TensorType, TupleType, f64, i64
 from xdsl.ir import Attribute, Block, Operation, SSAValue
 
 from dycl.classify import PYTHON_VALUE_METHODS, builds_python_object
@@ -267,6 +267,10 @@ class PythonHostEmitter:
         name = f"region_{len(self.regions)}"
         self.regions[name] = (op.code.data, op.globals.data, op.loc.data)
         call = f"rt.{name}(rt.root{''.join(f', _t({self.name(a)})' for a in op.args)})"
+        if isinstance(mode := op.attributes.get(d.GRAD_MODE_ATTR), StringAttr):
+            # (in the `with torch.no_grad()` blocks and decorators around it, as eager runs it)
+            self.emit(f"with _grad_switches({mode.data!r}):", depth)
+            depth += 1
         if op.tail is not None:
             self.emit(f"{self.name(op.res[0])} = {call}", depth)
         elif op.res:

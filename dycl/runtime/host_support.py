@@ -36,6 +36,7 @@ HOST_NAMES = {
     "_list_result": "list_result",
     "_read_state": "read_state",
     "_store_in_place": "store_in_place",
+    "_grad_switches": "grad_switches",
 }
 
 
@@ -74,6 +75,13 @@ def store_in_place(owner: Any, name: str, value: Any) -> None:
 
     with torch.no_grad():
         getattr(owner, name).copy_(to_torch(value))
+
+
+def grad_switches(switches: str) -> Any:
+    """The grad-mode switches (`torch.no_grad()`, ...) around Python the host runs."""
+    from dycl.grad_modes import switched
+
+    return switched(switches)
 
 
 def list_result(value: Any, dtype: str, call: str) -> Any:
