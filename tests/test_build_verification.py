@@ -4,6 +4,7 @@ special inputs hand the sub-DNN on, and the compiled model equals eager. Each ca
 here was a silent wrong answer of some backend."""
 
 import dataclasses
+from pathlib import Path
 
 import pytest
 import torch
@@ -360,3 +361,40 @@ def test_nan_is_probed_in_each_input_alone():
     mask = torch.tensor([[0, 0, 0, 0], [1, 1, 0, 0]])
     got, want = cm(x, mask), model(x, mask)
     assert not got.isnan().any() and torch.allclose(got, want, atol=1e-5)
+
+
+def test_probes_that_end_the_process_fail_the_build_not_the_compile(monkeypatch, tmp_path):
+    """AOTInductor's kernels assert their indices inside OpenMP regions: a probe that
+    fits the torch graph but not the kernel's assumptions (a size input and a table
+    resized apart from it) called std::terminate and killed the compile (SIGABRT,
+    per-graph pooling with index_add_, bincount and scatter_reduce). Such backends'
+    probes run in a child process, where a crash is a result."""
+    from dycl.backends.isolated_probes import run_probes
+
+    monkeypatch.setenv("PYTHONPATH", str(Path(__file__).parent / "models"))
+    inputs = [[torch.tensor([0.5])], [torch.tensor([2.0])], [torch.tensor([1.0])], [torch.tensor([0.0])]]
+    ok, error, crash = run_probes("aborting_loader:load", "aborting", tmp_path / "none", {"kind": "llvm"}, inputs)
+    assert ok[0] == "ok" and torch.equal(ok[1][0], torch.tensor([1.0]))
+    assert error == ("error", "ValueError", "two is refused")
+    assert crash[0] == "crash" and "SIGABRT" in crash[1]
+
+
+def test_inductor_builds_are_probed_in_a_child_process(monkeypatch):
+    """check_build hands Inductor's probes to the child and reports a crash as the
+    build's failure (the chain then takes the next backend)."""
+    from dycl.backends import isolated_probes
+    from dycl.backends.base import SubgraphSpec, Target
+    from dycl.backends.verify_build import check_build
+
+    seen = []
+
+    def crashing(loader, backend, path, target, inputs):
+        seen.append((loader, backend, len(inputs)))
+        return [("ok", [torch.relu(inputs[0][0])]), ("crash", "it ended the process (SIGABRT: index out of bounds)")]
+
+    monkeypatch.setattr(isolated_probes, "run_probes", crashing)
+    gm = torch.fx.symbolic_trace(nn.Sequential(nn.ReLU()))
+    why = check_build("inductor", SubgraphSpec("sub_0", gm, [torch.randn(2, 3)]), Path("/nonexistent"), "sub_0.pt2",
+                      Target("llvm"))
+    assert seen and seen[0][:2] == ("dycl.runtime.loaders.inductor:load", "inductor")
+    assert why == "it ended the process (SIGABRT: index out of bounds) on larger values"

@@ -128,6 +128,9 @@ class Backend(ABC):
     # Whether it builds ops whose output size depends on data (nonzero, x[mask]);
     # if not, the pipeline cuts sub-DNNs there (cut-data-dependent-shapes).
     data_dependent_shapes: bool = True
+    # Whether a check its kernels make can end the process (an assert inside an
+    # OpenMP region): its builds' probes then run in a child process.
+    probes_may_end_the_process: bool = False
 
     def cache_tag(self) -> str:
         """What, besides the sub-DNN and target, decides this backend's output."""

@@ -21,6 +21,7 @@ from dycl.diagnostics import BackendError
 class InductorBackend(Backend):
     name = "inductor"
     loader = "dycl.runtime.loaders.inductor:load"
+    probes_may_end_the_process = True  # (its index asserts run inside OpenMP: SIGABRT)
 
     def build(self, spec: SubgraphSpec, target: Target, out_dir: Path) -> str:
         import torch._inductor

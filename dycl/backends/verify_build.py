@@ -17,6 +17,7 @@ import json
 import math
 import weakref
 from pathlib import Path
+from collections.abc import Iterator
 from typing import Any
 
 import torch
@@ -296,6 +297,38 @@ def _same(want: Any, got: Any) -> bool:
     return bool(torch.allclose(got[finite].double(), want[finite].double(), rtol=1e-3, atol=1e-4))
 
 
+class _ProbeError(Exception):
+    """An exception a build raised in the probe process (its type's name kept)."""
+
+    def __init__(self, name: str, message: str):
+        super().__init__(message)
+        self.name = name
+
+
+def _runs(backend: str, out_dir: Path, file: str, target: Target,
+          cases: list[tuple[str, list[Any], list[Any]]]) -> Iterator[tuple[str, list[Any], list[Any], Any]]:
+    """(what, inputs, want, got) per probe, `got` the build's outputs, the exception
+    it raised, or ("crash", why) where it ended the probe process (the last one)."""
+    impl = get_backend(backend)
+    if impl.probes_may_end_the_process:
+        from dycl.backends.isolated_probes import run_probes
+
+        results = run_probes(impl.loader, backend, out_dir / file, target.to_json(), [c[1] for c in cases])
+        for (what, inputs, want), result in zip(cases, results):
+            if result[0] == "crash":
+                yield what, inputs, want, result
+                return
+            yield what, inputs, want, (_leaves(result[1]) if result[0] == "ok" else _ProbeError(*result[1:]))
+        return
+    run = load_built(backend, out_dir, file, target)
+    for what, inputs, want in cases:
+        try:
+            got: Any = _leaves(run(*inputs))
+        except Exception as e:  # noqa: BLE001
+            got = e
+        yield what, inputs, want, got
+
+
 def check_build(backend: str, spec: SubgraphSpec, out_dir: Path, file: str, target: Target) -> str | None:
     """Why the built sub-DNN differs from its own torch graph on some probe, or None.
 
@@ -309,24 +342,26 @@ def check_build(backend: str, spec: SubgraphSpec, out_dir: Path, file: str, targ
         return None
     path = guards_file(out_dir, file.split(".", 1)[0])
     guards = json.loads(path.read_text()) if path.exists() else []
-    run = load_built(backend, out_dir, file, target)
     scope = {"__builtins__": {}, "max": max, "min": min, "abs": abs}
-    compared = 0
+    cases = []
     for what, inputs in _probes(spec):
         if not all(eval(g, scope, {"a": inputs}) for g in guards):  # noqa: S307 (our own guard text)
             continue  # the host refuses these sizes anyway
         try:
             # FX prints the traceback of a failing call itself: a probe the graph does not take is no news.
             with torch.no_grad(), contextlib.redirect_stderr(io.StringIO()):
-                want = _leaves(spec.graph_module(*inputs))
+                cases.append((what, inputs, _leaves(spec.graph_module(*inputs))))
         except Exception:  # noqa: BLE001 (the sub-DNN itself does not take these inputs)
             continue
-        try:
-            got = _leaves(run(*inputs))
-        except Exception as e:  # noqa: BLE001
+    compared = 0
+    for what, inputs, want, got in _runs(backend, out_dir, file, target, cases):
+        if isinstance(got, tuple) and got[0] == "crash":
+            return f"{got[1]} on {what}"
+        if isinstance(got, Exception):
             if what.startswith("size 0 "):
                 continue  # empty inputs some runtimes refuse (TVM's strides check): loud, never wrong
-            return f"it fails on {what}: {type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}"
+            name = got.name if isinstance(got, _ProbeError) else type(got).__name__
+            return f"it fails on {what}: {name}: {str(got).splitlines()[0] if str(got) else ''}"
         compared += 1
         if len(got) != len(want):
             return f"it gives other results than its torch graph on {what}"
