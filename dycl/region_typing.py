@@ -95,12 +95,13 @@ def _user_classes(model: nn.Module) -> list[type]:
     return out
 
 
-def _object_restorers(values: Any) -> list[Callable[[], None]]:
+def _object_restorers(values: Any, tensors: list[torch.Tensor]) -> list[Callable[[], None]]:
     """Functions that put back the state of the stateful objects among `values` (and
     of plain objects' attributes, one level down): a deque's contents, a random
     generator's state (torch, random, numpy), a closure's cells, an object's
     attributes. Compile-time runs of forward advanced them: a call then drew other
-    random numbers, or counted from 2, than eager's first call."""
+    random numbers, or counted from 2, than eager's first call. The tensors those
+    objects hold (a scheduler's `alphas_cumprod` updated in place) go to `tensors`."""
     out: list[Callable[[], None]] = []
     seen: set[int] = _namespaces()
 
@@ -138,6 +139,7 @@ def _object_restorers(values: Any) -> list[Callable[[], None]]:
                 and not isinstance(v, functools.partial) and isinstance(vars(v), dict):
             # (a callable object too: `self.cb = Counter()` counting its calls)
             attrs = dict(vars(v))
+            tensors.extend(_tensors_held(attrs.values()))
             held = _containers(attrs.values())  # (`self.items = []` a method appends to)
             out.append(lambda v=v, attrs=attrs, held=held: (vars(v).clear(), vars(v).update(attrs),
                                                              _restore_containers(held)))
@@ -235,8 +237,9 @@ def protected(model: nn.Module, user_globals: dict[str, Any] | None = None) -> I
                         *(v for _, attrs in class_attrs for v in attrs.values()),
                         *(v for _, values in reached for k, v in values.items() if not k.startswith("__"))])
     class_keys = [(c, set(vars(c))) for c in classes]  # `type(self).calls += 1` of a base's `calls`
+    objects_tensors: list[torch.Tensor] = []
     objects = _object_restorers([*user_values, *(v for m in model.modules() for v in m.__dict__.values()),
-                                 *(v for _, attrs in class_attrs for v in attrs.values())])
+                                 *(v for _, attrs in class_attrs for v in attrs.values())], objects_tensors)
     for m in model.modules():
         attrs = dict(m.__dict__)
         _fresh_iterators(attrs)
@@ -244,8 +247,9 @@ def protected(model: nn.Module, user_globals: dict[str, Any] | None = None) -> I
     attribute_containers = _containers([v for _, attrs in saved for v in attrs.values()])
     if glob is not None:
         _fresh_iterators(glob)
-    # Parameters, buffers and plain tensor attributes: a region may update any in place.
-    tensors: dict[int, torch.Tensor] = {}
+    # Parameters, buffers, plain tensor attributes and tensors plain objects hold: a
+    # region may update any in place.
+    tensors: dict[int, torch.Tensor] = {id(t): t for t in objects_tensors if not t.is_meta}
     for m in model.modules():
         for t in (*m._parameters.values(), *m._buffers.values(), *_tensors_held(m.__dict__.values()),
                   *_tensors_held(defaults)):

@@ -789,3 +789,85 @@ def test_compiled_models_in_the_scripts_globals_are_left_alone():
     cm = dycl.compile(_PlusOne(), [x], backend="torch")
     assert torch.equal(cm(x), x + 1) and len(dict(a=1)) == 1
     _KEPT.clear()
+
+
+class NoiseSchedule:
+    """A plain Python object holding tensors, as diffusers' schedulers do."""
+
+    def __init__(self, n=10):
+        self.alphas_cumprod = torch.cumprod(1 - torch.linspace(1e-4, 0.2, n), 0)
+        self.timesteps = list(range(n - 1, -1, -3))
+
+    def step(self, eps, t, x):
+        a = self.alphas_cumprod[t]
+        return (x - (1 - a).sqrt() * eps) / a.sqrt()
+
+
+class Sampler(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.net = nn.Linear(4, 4)
+        self.scheduler = NoiseSchedule()
+
+    @torch.no_grad()
+    def forward(self, x):
+        for t in self.scheduler.timesteps:
+            x = self.scheduler.step(self.net(x), t, x)
+            if x.abs().max() > 50:
+                break
+        return x
+
+
+def test_tensors_a_plain_object_holds_are_read_as_eager_reads_them():
+    """`self.scheduler.alphas_cumprod[t]` of a plain object: every sampling step ran as
+    Python ("tensor attribute 'alphas_cumprod' is neither a parameter nor a buffer;
+    register it as a buffer", advice a non-Module cannot take). The tensor is a
+    constant now; replaced or changed in place after the compile, calls follow it."""
+    torch.manual_seed(0)
+    model = Sampler()
+    cm = dycl.compile(model, (torch.randn(2, 4),), backend="torch")
+    assert not cm.fallbacks
+    xs = [torch.randn(2, 4), torch.randn(2, 4) * 40]  # (the second breaks early)
+    for x in xs:
+        assert torch.equal(cm(x), model(x))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", FallbackWarning)
+        model.scheduler.alphas_cumprod.mul_(0.5)
+        for x in xs:
+            assert torch.equal(cm(x), model(x))
+        model.scheduler.alphas_cumprod = torch.full((10,), 0.25)
+        for x in xs:
+            assert torch.equal(cm(x), model(x))
+
+
+class DecayingSchedule:
+    def __init__(self):
+        self.scale = torch.tensor([0.9, 0.8, 0.7])
+
+
+class DecaysInPlace(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(3, 3)
+        self.sched = DecayingSchedule()
+
+    def forward(self, x):
+        self.sched.scale.mul_(0.5)  # (forward changes it: Python)
+        return self.fc(x) * self.sched.scale
+
+
+def test_the_compile_leaves_tensors_plain_objects_hold():
+    """Compile-time runs of Python that updates a plain object's tensor in place
+    (`self.sched.scale.mul_(0.5)`) left it updated: every later call, compiled or
+    eager, started from a scale halved at compile time."""
+    torch.manual_seed(0)
+    model, twin = DecaysInPlace(), DecaysInPlace()
+    twin.load_state_dict(model.state_dict())
+    x = torch.randn(2, 3)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", FallbackWarning)
+        cm = dycl.compile(model, (x,), backend="torch")
+        assert torch.equal(model.sched.scale, twin.sched.scale)
+        for _ in range(2):
+            assert torch.equal(cm(x), twin(x))
+            assert torch.equal(model.sched.scale, twin.sched.scale)

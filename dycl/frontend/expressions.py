@@ -472,7 +472,9 @@ class ExpressionLowering:
         if _simple(val):
             return Static(list(val) if isinstance(val, list) else dict(val) if isinstance(val, dict) else val)
         if isinstance(val, torch.Tensor):
-            raise self.error(node, f"tensor attribute '{attr}' is neither a parameter nor a buffer; register it as a buffer")
+            # A tensor a plain object holds (a scheduler's `alphas_cumprod`): read each
+            # call as it is now, so a constant; the live guard sees it replaced or changed.
+            return self.outside_tensor(val, node, f"the tensor attribute '{attr}' of {_readable(expr)}")
         if isinstance(val, nn.Module) or callable(val) or isinstance(val, (list, tuple, dict, set)):
             return ObjectRef(expr, val)  # run-time only: a fallback region reaches it
         return StaticObject(val, expr)
