@@ -1648,8 +1648,10 @@ class RaiseOp(IRDLOperation):
 
     `exception` is the importable name of the exception class; the operands are
     the arguments of its constructor (a message, numbers, tensors it carries), the
-    last `len(kwargs)` of them by keyword. It never returns, so nothing after it in its
-    block runs.
+    last `len(kwargs)` of them by keyword. With `message`, the exception takes one
+    text instead: `message` with each `{}` replaced by the Python text of the next
+    operand (eager's "index 7 is out of bounds ..." for an index only the run
+    knows). It never returns, so nothing after it in its block runs.
 
     ```mlir
     dycl.if %too_big {
@@ -1666,21 +1668,33 @@ class RaiseOp(IRDLOperation):
     args = var_operand_def()
     exception = prop_def(StringAttr)
     kwargs = opt_prop_def(ArrayAttr[StringAttr])
+    message = opt_prop_def(StringAttr)
     irdl_options = (ParsePropInAttrDict(),)
 
     assembly_format = "$exception `(` $args `)` attr-dict (`:` type($args)^)?"
 
-    def __init__(self, exception: str, args: Sequence[SSAValue] = (), kwargs: Sequence[str] = ()):
+    def __init__(self, exception: str, args: Sequence[SSAValue] = (), kwargs: Sequence[str] = (),
+                 message: str | None = None):
         props: dict[str, Attribute] = {"exception": StringAttr(exception)}
         if (kw := _kwargs_attr(kwargs)) is not None:
             props["kwargs"] = kw
+        if message is not None:
+            props["message"] = StringAttr(message)
         super().__init__(operands=[args], properties=props)
+
+    def message_parts(self) -> list[str]:
+        """`message` split at its `{}`s: one part more than the operands."""
+        assert self.message is not None
+        return self.message.data.split("{}")
 
     def positional_and_keyword(self) -> tuple[list[SSAValue], dict[str, SSAValue]]:
         return _positional_and_keyword(self.args, self.kwargs)
 
     def verify_(self) -> None:
         _check_kwargs(self, len(self.args))
+        if self.message is not None and (self.kwargs or len(self.message_parts()) != len(self.args) + 1):
+            raise VerifyException(f"'dycl.raise' with a message needs one operand per '{{}}' in it and no "
+                                  f"keywords, got {len(self.args)} operands for {self.message.data!r}")
         parts = self.exception.data.split(".")
         if len(parts) < 2 or not all(p.isidentifier() for p in parts):
             raise VerifyException(

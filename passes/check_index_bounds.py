@@ -17,6 +17,7 @@ predicate read per sub-DNN, not a cut.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -52,10 +53,13 @@ BOUNDS_CHECK_ATTR = "dycl.bounds_check"
 
 # What eager raises (class, message; {dim} and {size} filled in).
 _RANGE = ("builtins.IndexError", "index out of range in self")
-_SELECT_INNER = ("builtins.RuntimeError", "INDICES element is out of DATA bounds, axis_dim={size}")
-_GATHER = ("builtins.RuntimeError", "index out of bounds for dimension {dim} with size {size}")
-_SUBSCRIPT = ("builtins.IndexError", "index out of bounds for dimension {dim} with size {size}")
-_ONE_HOT = ("builtins.RuntimeError", "Class values must be non-negative and smaller than num_classes.")
+# ({index}: the first index out of range, which only the run knows)
+_SELECT_INNER = ("builtins.RuntimeError", "INDICES element is out of DATA bounds, id={index} axis_dim={size}")
+_GATHER = ("builtins.RuntimeError", "index {index} is out of bounds for dimension {dim} with size {size}")
+_SUBSCRIPT = ("builtins.IndexError", "index {index} is out of bounds for dimension {dim} with size {size}")
+_COPY = ("builtins.IndexError", "index_copy_(): index {index} is out of bounds for dimension {dim} with size {size}")
+_ONE_HOT = ("builtins.RuntimeError", "Class values must be smaller than num_classes.")
+_ONE_HOT_NEGATIVE = "Class values must be non-negative."  # (eager's text where the first bad one is < 0)
 _DIVIDE = ("builtins.RuntimeError", "ZeroDivisionError")
 _NEGATIVE_POWER = ("builtins.RuntimeError", "Integers to negative integer powers are not allowed.")
 _NARROW = ("builtins.RuntimeError", "start + length exceeds dimension size ({size}).")
@@ -103,6 +107,13 @@ class _Site:
     sized: SSAValue | None = None
     nonnegative: bool = False  # `operand` must be >= 0 (repeat counts)
     ignore: int | None = None  # a value allowed besides the range (a loss's ignore_index)
+    # The dimension eager's message names, where it is not `dim`: a subscript's
+    # integer tensor is counted among the tuple's tensor indices.
+    shown_dim: int | None = None
+    # (op, operand) of a table whose `sized` dim may be 0 that the op reads: padded
+    # with one row there, so a kernel never reads an empty table (TVM: SIGSEGV on
+    # `x[x[:, 0] > 0][i]` where the mask selected nothing) before the host raises.
+    table: tuple[Operation, int] | None = None
 
 
 def _name(op: Operation) -> str:
@@ -177,7 +188,7 @@ def _sites(op: Operation, model: nn.Module) -> list[_Site]:
     if name == "torch.nn.functional.embedding":
         k, w = _arg(op, 0, "input"), _arg(op, 1, "weight")
         if k is not None and w is not None and (known := _size_of(op.args[w], 0)) is not None:
-            return [_Site(op, k, 0, known[0], 0, _RANGE, sized=known[1])]
+            return [_Site(op, k, 0, known[0], 0, _RANGE, sized=known[1], table=(op, w))]
         return []
     base = name.removeprefix("torch.")
     if base in _DIM_INDEX_OPS and (name == base) == isinstance(op, d.CallMethodOp):
@@ -194,13 +205,14 @@ def _sites(op: Operation, model: nn.Module) -> list[_Site]:
         dim %= rank
         kind = _DIM_INDEX_OPS[base]
         # as eager's CPU kernels raise
-        error = _GATHER if kind == "scatter" else _SUBSCRIPT if kind == "copy" else \
-            _SELECT_INNER if base == "index_select" and dim else _RANGE
+        error = _GATHER if kind == "scatter" else (_COPY if base.startswith("index_copy") else _SUBSCRIPT) \
+            if kind == "copy" else _SELECT_INNER if base == "index_select" and dim else _RANGE
         if base.startswith("index_add") and rank == 1:
             error = _RANGE  # (eager's kernel for a 1-D input indexes as index_select does)
         # (index_fill takes negative indices, counted from the end, as eager does)
         lo = -known[0] if base.startswith("index_fill") and known[1] is None else 0
-        return [_Site(op, idx_at, lo, known[0], dim, error, sized=known[1])]
+        reads = base in ("index_select", "gather")
+        return [_Site(op, idx_at, lo, known[0], dim, error, sized=known[1], table=(op, src) if reads else None)]
     if name in _CLASS_LOSSES and (target := _arg(op, 1, "target")) is not None and _int_tensor(op.args[target]) \
             and isinstance(op.args[0].type, TensorType) and len(op.args[0].type.get_shape()) >= 1:
         shape = op.args[0].type.get_shape()
@@ -289,24 +301,29 @@ def _subscript_sites(op: Operation) -> list[_Site]:
     if not isinstance(src.type, TensorType):
         return []
     shape = src.type.get_shape()
+    table = (op, 0) if _name(op) == "_operator.getitem" else None
     if (_int_tensor(index) or _host_int(index)) and shape and shape[0] < 0:
-        return [_Site(op, 1, 0, -1, 0, _SUBSCRIPT, sized=src)]
+        return [_Site(op, 1, 0, -1, 0, _SUBSCRIPT, sized=src, table=table)]
     if _int_tensor(index) or _host_int(index):
         return [_Site(op, 1, -shape[0], shape[0], 0, _SUBSCRIPT)] if shape and shape[0] > 0 else []
     tup = index.owner
     if not isinstance(tup, d.MakeTupleOp) or index.uses.get_length() != 1:
         return []
     sites: list[_Site] = []
-    dim = 0
+    dim = advanced = 0
     for k, v in enumerate(tup.elements):
         owner = v.owner
+        # (eager names an int's or a 0-d tensor's own dim, and counts the other integer
+        # tensors among themselves: `y[:, t]` out of range is "for dimension 0")
+        shown = None if not (isinstance(v.type, TensorType) and v.type.get_shape()) else advanced
+        advanced += shown is not None
         if (_int_tensor(v) or _host_int(v)) and dim < len(shape) and shape[dim] < 0:
-            sites.append(_Site(tup, k, 0, -1, dim, _SUBSCRIPT, sized=src))
+            sites.append(_Site(tup, k, 0, -1, dim, _SUBSCRIPT, sized=src, shown_dim=shown, table=table))
             dim += 1
         elif _int_tensor(v) or _host_int(v):
             if dim >= len(shape) or shape[dim] <= 0:
                 return []
-            sites.append(_Site(tup, k, -shape[dim], shape[dim], dim, _SUBSCRIPT))
+            sites.append(_Site(tup, k, -shape[dim], shape[dim], dim, _SUBSCRIPT, shown_dim=shown))
             dim += 1
         elif v.type == i64 or _name(owner) == "builtins.slice":
             dim += 1
@@ -429,12 +446,18 @@ def _guard(site: _Site, model_op: Operation) -> None:
     if site.sized is not None:
         # The size as the tensor code reads it (`h.shape[dim]`), at least 1 for the
         # wrap below: an index into an empty table fails the check all the same.
+        # (Bounds from it computed as tensors: the sub-DNN takes the size itself, which
+        # its build's probes keep equal to the table's, not host ints derived from it.)
         n = _run_time_size(site, emit)
+        scalar = TensorType(i64, [])
+        n_t = emit(d.CallFunctionOp("torch.as_tensor", [n], result_type=scalar))
         one = emit(arith.ConstantOp(IntegerAttr(1, i64)))
-        hi = emit(d.CallFunctionOp("_operator.sub", [n, one], result_type=i64))
-        lo = emit(d.CallFunctionOp("_operator.neg", [n], result_type=i64)) if _subscript(site) else \
+        hi = emit(d.CallFunctionOp("_operator.sub", [n_t, one], result_type=scalar))
+        lo = emit(d.CallFunctionOp("_operator.neg", [n_t], result_type=scalar)) if _subscript(site) else \
             emit(arith.ConstantOp(IntegerAttr(site.lo, i64)))
-        size = emit(d.CallFunctionOp("builtins.max", [n, one], result_type=i64))
+        # (a where, not a clamp: TVM cannot legalize an integer clip without an upper bound)
+        empty = emit(d.CallFunctionOp("_operator.lt", [n_t, one], result_type=TensorType(i1, [])))
+        size = emit(d.CallFunctionOp("torch.where", [empty, one, n_t], result_type=scalar))
     else:
         lo = emit(arith.ConstantOp(IntegerAttr(site.lo, i64)))
         hi = emit(arith.ConstantOp(IntegerAttr(site.size - 1, i64)))
@@ -446,6 +469,7 @@ def _guard(site: _Site, model_op: Operation) -> None:
         ignored = emit(d.CallFunctionOp("_operator.eq", [idx, skip], result_type=mask_type))
         both = emit(d.CallFunctionOp("_operator.or_", [both, ignored], result_type=mask_type))
     ok = emit(d.CallMethodOp("all", [both], result_type=TensorType(i1, [])))
+    bad = _first_outside(idx, both, emit) if "{index}" in site.error[1] or site.error is _ONE_HOT else None
     if site.sized is None:
         size = emit(arith.ConstantOp(IntegerAttr(site.size, i64)))
     # Wrapped into 0..size-1 (negative subscripts as Python wraps them): kernels
@@ -453,7 +477,48 @@ def _guard(site: _Site, model_op: Operation) -> None:
     safe = emit(d.CallFunctionOp("torch.remainder", [idx, size], result_type=t))
     if site.ignore is not None:
         safe = emit(d.CallFunctionOp("torch.where", [ignored, idx, safe], result_type=t))
-    _finish(site, ops, safe, ok, model_op)
+    if site.table is not None:
+        _pad_table(site, site.table, emit)
+    _finish(site, ops, safe, ok, model_op, bad, n if site.sized is not None else None)
+
+
+def _pad_table(site: _Site, table: tuple[Operation, int], emit: Any) -> None:
+    """The table read with one zero row more along `site.dim` (`F.pad`): `idx % max(n, 1)`
+    is then in range even where the table is empty."""
+    reader, at = table
+    t = reader.operands[at].type
+    assert isinstance(t, TensorType)
+    rank = len(t.get_shape())
+    widths = [0] * (2 * (rank - site.dim))
+    widths[2 * (rank - 1 - site.dim) + 1] = 1  # (F.pad lists the last dim first: its end)
+    spec = emit(d.MakeTupleOp([emit(arith.ConstantOp(IntegerAttr(w, i64))) for w in widths]))
+    reader.operands[at] = emit(d.CallFunctionOp("torch.nn.functional.pad", [reader.operands[at], spec], result_type=t))
+
+
+def _first_outside(idx: SSAValue, inside: SSAValue, emit: Any) -> SSAValue:
+    """The first element of `idx` where `inside` is false, for eager's message: a
+    one-element tensor the host reads only when it raises. Both get one element more, last
+    and outside, so the argmax never runs over nothing (it raises in every runtime)."""
+    shape = idx.type.get_shape()  # type: ignore[attr-defined]
+    n = math.prod(shape) if all(k >= 0 for k in shape) else -1
+
+    def const(v: int) -> SSAValue:
+        return emit(arith.ConstantOp(IntegerAttr(v, i64)))
+
+    def flat_with(x: SSAValue, last: int) -> SSAValue:
+        et = x.type.element_type  # type: ignore[attr-defined]
+        flat = emit(d.CallMethodOp("reshape", [x, const(-1)], result_type=TensorType(et, [n])))
+        pad = emit(d.CallMethodOp("new_full", [flat, emit(d.MakeTupleOp([const(1)])), const(last)],
+                                  result_type=TensorType(et, [1])))
+        both = emit(d.MakeTupleOp([flat, pad], is_list=True))
+        return emit(d.CallFunctionOp("torch.cat", [both, const(0)], result_type=TensorType(et, [n + 1 if n >= 0 else -1])))
+
+    outside = emit(d.CallFunctionOp("torch.where", [inside, const(0), const(1)], result_type=TensorType(i64, shape)))
+    first = emit(d.CallMethodOp("argmax", [flat_with(outside, 1)], result_type=TensorType(i64, [])))
+    at = emit(d.CallMethodOp("reshape", [first, const(1)], result_type=TensorType(i64, [1])))
+    # (index_select: TVM's importer takes no subscript by a 0-d tensor)
+    return emit(d.CallMethodOp("index_select", [flat_with(idx, 0), const(0), at],
+                               result_type=TensorType(idx.type.element_type, [1])))  # type: ignore[attr-defined]
 
 
 def _run_time_size(site: _Site, emit: Any) -> SSAValue:
@@ -517,6 +582,7 @@ def _guard_host_index(site: _Site, i: SSAValue, model_op: Operation) -> None:
     """A subscript the host computed: `lo <= i < size` on the host where `i` is made,
     the op reads index 0 when it fails (never out of range), the raise after it."""
     where = InsertPoint.after(i.owner) if isinstance(i.owner, Operation) else InsertPoint.at_start(i.owner)
+    given = i
     zero = arith.ConstantOp(IntegerAttr(0, i64))
     ops: list[Operation] = [zero]
     if site.wrap:  # narrow(dim, -2, 2): checked and used as the start eager wraps it to
@@ -537,7 +603,7 @@ def _guard_host_index(site: _Site, i: SSAValue, model_op: Operation) -> None:
         o.location = site.op.location
     Rewriter.insert_op(ops, where)
     site.op.operands[site.operand] = safe.result
-    _raise_unless(site, ok.result, model_op)
+    _raise_unless(site, ok.result, model_op, given)
 
 
 def _guard_host_divisor(site: _Site, n: SSAValue, model_op: Operation) -> None:
@@ -587,25 +653,75 @@ def _padded_for_reduction(site: _Site, x: SSAValue, t: TensorType, emit: Any) ->
     return emit(d.CallFunctionOp("torch.cat", [both, axis], result_type=t))
 
 
-def _finish(site: _Site, ops: list[Operation], safe: SSAValue, ok: SSAValue, model_op: Operation) -> None:
+def _finish(site: _Site, ops: list[Operation], safe: SSAValue, ok: SSAValue, model_op: Operation,
+            index: SSAValue | None = None, size: SSAValue | None = None) -> None:
     """Insert the check's tensor ops before the guarded op, which takes `safe`, and
     the host's raise (when `ok` is false) after `model_op`."""
     Rewriter.insert_op(ops, InsertPoint.before(site.op))
     site.op.operands[site.operand] = safe
-    _raise_unless(site, ok, model_op)
+    _raise_unless(site, ok, model_op, index, size)
 
 
-def _raise_unless(site: _Site, ok: SSAValue, model_op: Operation) -> None:
-    """After `model_op`: the host reads `ok` and raises the site's error when false."""
+# What eager raises for an index into an empty dim, by the site's usual error.
+_EMPTY = {_SUBSCRIPT: ("builtins.IndexError", "index is out of bounds for dimension with size 0"),
+          _RANGE: ("builtins.RuntimeError", "index_select(): self indexing axis dim should be positive")}
+
+
+def _unless_empty(size: SSAValue, raising: list[Operation], error: tuple[str, str]) -> list[Operation]:
+    """`raising` where the indexed dim is not empty; eager's own `error` where it is."""
+    zero = arith.ConstantOp(IntegerAttr(0, i64))
+    empty = arith.CmpiOp(size, zero.result, "eq")
+    text = d.ConstantOp(StringAttr(error[1]), d.PYOBJ)
+    then_block = Block([text, d.RaiseOp(error[0], [text.result]), d.YieldOp()])
+    return [zero, empty, d.IfOp(empty.result, [], Region(then_block), Region(Block([*raising, d.YieldOp()])))]
+
+
+def _unless_negative(index: SSAValue, raising: list[Operation]) -> list[Operation]:
+    """one_hot's `raising` where the first class out of range is too large; eager's
+    other text where it is negative."""
+    zero = arith.ConstantOp(IntegerAttr(0, i64))
+    negative = arith.CmpiOp(index, zero.result, "slt")
+    text = d.ConstantOp(StringAttr(_ONE_HOT_NEGATIVE), d.PYOBJ)
+    then_block = Block([text, d.RaiseOp(_ONE_HOT[0], [text.result]), d.YieldOp()])
+    return [*raising[:-2], zero, negative,
+            d.IfOp(negative.result, [], Region(then_block), Region(Block([*raising[-2:], d.YieldOp()])))]
+
+
+def _raise_unless(site: _Site, ok: SSAValue, model_op: Operation, index: SSAValue | None = None,
+                  size: SSAValue | None = None) -> None:
+    """After `model_op`: the host reads `ok` and raises the site's error when false,
+    with the first index out of range (`index`: a host int, or a 0-d tensor read
+    there) and the run's size (`size`, where only the run knows it) in the text."""
     cls, message = site.error
     then_block = Block()
     then_block.add_op(d.YieldOp())
     else_block = Block()
-    size = site.wrap or (site.size if site.sized is None else "(its size at run time)")
-    msg = d.ConstantOp(StringAttr(message.format(dim=site.dim, size=size)), d.PYOBJ)
-    raise_op = d.RaiseOp(cls, [msg.result])
-    for o in (msg, raise_op):
-        o.location = site.op.location
+    raising: list[Operation] = []
+    if index is not None and isinstance(index.type, TensorType):
+        raising.append(item := d.ItemOp(index, i64))
+        index = item.result
+    if index is None:  # (eager's text without the value: better than a wrong one)
+        message = message.replace("index {index} ", "index ").replace("id={index} ", "")
+    known = {"index": index, "size": size if site.sized is not None else None}
+    fields = {"dim": site.dim if site.shown_dim is None else site.shown_dim,
+              "size": site.wrap or (site.size if site.sized is None else "(its size at run time)"),
+              **{k: f"\0{k}\0" for k, v in known.items() if v is not None}}
+    # Split at the run's values: static text at even positions, their names at odd ones.
+    pieces = message.format(**fields).split("\0")
+    values = [known[k] for k in pieces[1::2]]
+    if values:
+        raising.append(d.RaiseOp(cls, values, message="{}".join(pieces[0::2])))  # type: ignore[arg-type]
+    else:
+        raising += [msg := d.ConstantOp(StringAttr(pieces[0]), d.PYOBJ), d.RaiseOp(cls, [msg.result])]
+    checked = site.op.operands[site.operand].type
+    if known["size"] is not None and (site.error is _RANGE or site.error is _SUBSCRIPT and isinstance(
+            checked, TensorType) and checked.get_shape()):  # (an int's or 0-d tensor's text is the usual one)
+        raising = _unless_empty(known["size"], raising, _EMPTY[site.error])  # type: ignore[arg-type]
+    if site.error is _ONE_HOT and index is not None:
+        raising = _unless_negative(index, raising)
+    for o in raising:
+        for inner in o.walk():
+            inner.location = site.op.location
         else_block.add_op(o)
     else_block.add_op(d.YieldOp())
     read = d.ToBoolOp(ok)

@@ -343,6 +343,12 @@ class CppHostEmitter:
 
     def raise_message(self, op: d.RaiseOp) -> str:
         kind = op.exception.data.rpartition(".")[2]
+        if op.message is not None:
+            texts = op.message_parts()
+            parts = [_string_literal(kind + ": " + texts[0])]
+            for a, text in zip(op.args, texts[1:]):
+                parts += [f"py_str({self.name(a)})", _string_literal(text)]
+            return "std::string(" + ") + std::string(".join(parts) + ")"
         parts = [_string_literal(kind + (": " if op.args else ""))]
         for i, a in enumerate(op.args):
             owner = a.owner

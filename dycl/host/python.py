@@ -245,6 +245,12 @@ class PythonHostEmitter:
             case d.RaiseOp():
                 pos, kw = op.positional_and_keyword()
                 args = ", ".join([self.name(v) for v in pos] + [f"{k}={self.name(v)}" for k, v in kw.items()])
+                if op.message is not None:  # (one text: eager's message with the run's values)
+                    texts = op.message_parts()
+                    pieces = [repr(texts[0])]
+                    for v, text in zip(pos, texts[1:]):
+                        pieces += [f"str({self.name(v)})", repr(text)]
+                    args = " + ".join(pieces)
                 self.emit(f"raise _resolve({op.exception.data!r})({args})", depth)
             case d.ConditionOp():
                 pass

@@ -21,14 +21,21 @@
 // CHECK-NEXT:      dycl.raise "builtins.IndexError"
 // CHECK:         } {dycl.bounds_check}
 
-// A subscript by an integer tensor: negative indices count from the end.
+// A subscript by an integer tensor: negative indices count from the end. The
+// tensor code also finds the first index out of range (argmax of "outside" with
+// one more element, so never over nothing), which the host reads only when it
+// raises, for eager's message; eager counts `x[:, j]` as the tuple's tensor index 0.
 // CHECK:         %[[NLO:.*]] = arith.constant -5 : i64
 // CHECK-NEXT:    %[[NHI:.*]] = arith.constant 4 : i64
 // CHECK:         dycl.call_function "_operator.ge"(%j, %[[NLO]])
-// CHECK:         dycl.constant "index out of bounds for dimension 1 with size 5"
+// CHECK:         %[[OUT:.*]] = dycl.call_function "torch.where"(%{{.*}}, %{{.*}}, %{{.*}}) : (tensor<2xi1>, i64, i64) -> tensor<2xi64>
+// CHECK:         %[[FIRST:.*]] = dycl.call_method "argmax"(%{{.*}}) : (tensor<3xi64>) -> tensor<i64>
+// CHECK:         %[[BAD:.*]] = dycl.call_method "index_select"(%{{.*}}, %{{.*}}, %{{.*}}) : (tensor<3xi64>, i64, tensor<1xi64>) -> tensor<1xi64>
+// CHECK:         %[[V:.*]] = dycl.item %[[BAD]] : tensor<1xi64> -> i64
+// CHECK-NEXT:    dycl.raise "builtins.IndexError"(%[[V]]) {message = "index {} is out of bounds for dimension 0 with size 5"} : i64
 
 // gather along dim 1 of a 2x5 tensor.
-// CHECK:         dycl.raise "builtins.RuntimeError"
+// CHECK:         dycl.raise "builtins.RuntimeError"(%{{.*}}) {message = "index {} is out of bounds for dimension 1 with size 5"} : i64
 
 // argmax over a dim of 12 always indexes the 12-row table: no check.
 // CHECK:         %best = dycl.call_method "argmax"
