@@ -10,7 +10,10 @@ where eager raises — a silent wrong answer.
 This pass guards every such op whose indices are not known to be in range: the
 tensor code computes `all(lo <= idx < n)` and indexes with `idx % n` (so the
 kernel never reads out of bounds), and the host raises eager's
-exception when the check failed. The check is marked `dycl.bounds_check`, so
+exception, with eager's message (the first index out of range, which the tensor
+code finds and the host reads only then), when the check failed. A table whose
+size is known only at run time is read with one zero row more, so the wrapped
+index is in range even where it is empty. The check is marked `dycl.bounds_check`, so
 that `sink-state-stores` moves it past the tensor work after it: it costs one
 predicate read per sub-DNN, not a cut.
 """

@@ -12,6 +12,8 @@
 // CHECK:         dycl.raise "builtins.AssertionError"()
 // CHECK-NOT:     :
 // CHECK-NEXT:    dycl.return
+// With a message: one text, each {} the Python text of the next operand.
+// CHECK:         dycl.raise "builtins.IndexError"(%i, %n) {message = "index {} is out of bounds for dimension 0 with size {}"} : i64, i64
 func.func @forward(%x: tensor<1x4xf32>, %c: i1, %d: i1) -> tensor<1x4xf32> {
   dycl.if %c {
     %msg = dycl.constant "too big" : !dycl.pyobj
@@ -24,6 +26,14 @@ func.func @forward(%x: tensor<1x4xf32>, %c: i1, %d: i1) -> tensor<1x4xf32> {
     dycl.yield
   } else {
     dycl.raise "builtins.AssertionError"()
+    dycl.return
+  }
+  dycl.if %d {
+    dycl.yield
+  } else {
+    %i = arith.constant 7 : i64
+    %n = arith.constant 5 : i64
+    dycl.raise "builtins.IndexError"(%i, %n) {message = "index {} is out of bounds for dimension 0 with size {}"} : i64, i64
     dycl.return
   }
   dycl.return %x : tensor<1x4xf32>

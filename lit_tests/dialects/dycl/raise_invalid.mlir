@@ -18,6 +18,14 @@ func.func @repeated_keyword(%x: tensor<2xf32>) {
 
 // -----
 
+func.func @message_without_its_values(%i: i64) {
+  // expected-error @below {{'dycl.raise' with a message needs one operand per '{}' in it and no keywords, got 1 operands for 'index {} of {}'}}
+  dycl.raise "builtins.IndexError"(%i) {message = "index {} of {}"} : i64
+  func.return
+}
+
+// -----
+
 func.func @empty_return_without_raise(%x: tensor<2xf32>) -> tensor<2xf32> {
   // expected-error @below {{'dycl.return' returns () but the enclosing function returns (tensor<2xf32>)}}
   dycl.return
