@@ -2,17 +2,20 @@
 
 from __future__ import annotations
 
-import functools
 import contextlib
+import functools
+import hashlib
+import io
+import json
+import logging
 import os
 import sys
 import tempfile
-from contextlib import nullcontext
-from typing import Any
-import hashlib
-import json
 import warnings
+from collections.abc import Iterator
+from contextlib import nullcontext
 from pathlib import Path
+from typing import Any
 
 import torch
 
@@ -62,11 +65,26 @@ def _export(spec: SubgraphSpec) -> torch.export.ExportedProgram:
         try:
             # Size-oblivious: a dynamic size may be 0 or 1 at run time (an expert no token
             # chose, one row selected), not only the 2.. torch.export assumes by default.
-            with fx_config.patch(backed_size_oblivious=bool(spec.dynamic)):
+            # (A failing export prints its partial graph to stderr and warns about unbacked
+            # symbols: the reason goes into the note, the chain goes on.)
+            with fx_config.patch(backed_size_oblivious=bool(spec.dynamic)), \
+                    contextlib.redirect_stderr(io.StringIO()), _quiet("torch.fx.experimental.symbolic_shapes"):
                 return torch.export.export(spec.graph_module, tuple(spec.example_inputs),
                                            dynamic_shapes=dynamic_shapes(spec))
         except Exception as e:
             raise BackendError(f"sub-DNN {spec.name} could not be exported: {str(e).splitlines()[0]}") from None
+
+
+@contextlib.contextmanager
+def _quiet(logger: str) -> Iterator[None]:
+    """`logger`'s warnings dropped inside (torch's handlers hold stderr itself)."""
+    log = logging.getLogger(logger)
+    level = log.level
+    log.setLevel(logging.ERROR)
+    try:
+        yield
+    finally:
+        log.setLevel(level)
 
 
 _ALL_OPS = (torch.ops.aten.all.default, torch.ops.aten.all.dim, torch.ops.aten.all.dims)
