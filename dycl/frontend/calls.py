@@ -134,7 +134,16 @@ STATELESS_MODULES: dict[type, tuple[str, tuple[str, ...]]] = {
     nn.Hardtanh: (_F + "hardtanh", ("min_val", "max_val", "inplace")),
     nn.Softplus: (_F + "softplus", ("beta", "threshold")), nn.Sigmoid: ("torch.sigmoid", ()),
     nn.Tanh: ("torch.tanh", ()), nn.Flatten: ("torch.flatten", ("start_dim", "end_dim")), nn.Identity: ("", ()),
+    # Losses (`loss_fct = CrossEntropyLoss(); loss_fct(logits, labels)`, HF heads) take
+    # (input, target); built without a class weight only.
+    nn.CrossEntropyLoss: (_F + "cross_entropy", ("ignore_index", "reduction", "label_smoothing")),
+    nn.NLLLoss: (_F + "nll_loss", ("ignore_index", "reduction")), nn.MSELoss: (_F + "mse_loss", ("reduction",)),
+    nn.L1Loss: (_F + "l1_loss", ("reduction",)), nn.SmoothL1Loss: (_F + "smooth_l1_loss", ("reduction", "beta")),
+    nn.BCEWithLogitsLoss: (_F + "binary_cross_entropy_with_logits", ("reduction",)),
+    nn.KLDivLoss: (_F + "kl_div", ("reduction", "log_target")),
 }
+_LOSSES = frozenset({nn.CrossEntropyLoss, nn.NLLLoss, nn.MSELoss, nn.L1Loss, nn.SmoothL1Loss, nn.BCEWithLogitsLoss,
+                     nn.KLDivLoss})
 
 
 # Methods and torch functions whose sizes `f(*size)` may also be given as one
@@ -526,8 +535,10 @@ class CallLowering:
         if isinstance(fn, StaticObject) and type(fn.obj) in STATELESS_MODULES:
             qualname, fields = STATELESS_MODULES[type(fn.obj)]
             settings = {f: Static(getattr(fn.obj, f)) for f in fields}
-            if len(args) != 1 or kwargs:
-                raise self.error(e, f"{type(fn.obj).__name__} takes one positional input")
+            inputs = 2 if type(fn.obj) in _LOSSES else 1
+            if len(args) != inputs or kwargs:
+                raise self.error(e, f"{type(fn.obj).__name__} takes {'(input, target)' if inputs == 2 else 'one input'}"
+                                    " as positional arguments here")
             if settings.pop("inplace", Static(False)).value:
                 return self._in_place_call(qualname, args, settings, e)  # type: ignore[arg-type]
             return args[0] if qualname == "" else self.call_function(qualname, args, settings, e)
@@ -947,7 +958,8 @@ class CallLowering:
             if obj in STATELESS_MODULES and all(isinstance(a, Static) for a in (*args, *kwargs.values())):
                 # `nn.Softmax(dim=-1)(h)` (old HF BERT): a module without state, built now
                 made = obj(*(a.value for a in args), **{k: v.value for k, v in kwargs.items()})  # type: ignore[union-attr]
-                return StaticObject(made, ast.unparse(node))
+                if all(b is None for b in made._buffers.values()):  # (a loss's class weight: no)
+                    return StaticObject(made, ast.unparse(node))
             raise self.unsupported(node, "creating a module inside forward")
         if isinstance(obj, type) and issubclass(obj, BaseException):
             return self.make_exception(obj, args, kwargs, node)

@@ -3363,3 +3363,27 @@ CASES["sizes_from_host_ints"] = (SizesFromHostInts, [
     (-torch.ones(2, 5, 4), torch.tensor([0.6, 1.0]), torch.tensor([1, 1])),
     (torch.randn(2, 5, 4), torch.tensor([-0.5, 1.0]), torch.tensor([3, 3])),
     (torch.full((2, 5, 4), float("nan")), torch.tensor([1.0, 1.0]), torch.tensor([4, 5]))])
+
+
+class LossModulesMadeInForward(nn.Module):
+    """Hugging Face heads make their loss in forward (`loss_fct = CrossEntropyLoss();
+    loss_fct(logits.view(-1, n), labels.view(-1))`, MSELoss for one label): "creating
+    a module inside forward" ran the head as Python."""
+
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(4, 3)
+        self.reg = nn.Linear(4, 1)
+
+    def forward(self, x, labels, target):
+        logits = self.fc(x)
+        loss_fct = nn.CrossEntropyLoss(ignore_index=-1, label_smoothing=0.1)
+        loss = loss_fct(logits.view(-1, 3), labels.view(-1))
+        mse = nn.MSELoss(reduction="sum")(self.reg(x).view(-1), target.view(-1))
+        return loss, mse, nn.BCEWithLogitsLoss()(logits, torch.sigmoid(logits).detach())
+
+
+CASES["loss_modules_made_in_forward"] = (LossModulesMadeInForward, [
+    (torch.randn(2, 4), torch.tensor([0, 2]), torch.tensor([0.5, -1.0])),
+    (torch.randn(2, 4), torch.tensor([-1, 1]), torch.tensor([2.0, 3.0])),
+    (torch.full((2, 4), float("nan")), torch.tensor([1, 1]), torch.tensor([0.0, float("inf")]))])
