@@ -11,6 +11,7 @@ from __future__ import annotations
 import multiprocessing
 import sys
 import time
+import weakref
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass
@@ -25,6 +26,10 @@ from dycl.backends.base import Backend, BuildOptions, SubgraphSpec, Target, get_
 from dycl.backends.verify_build import BuildMismatch
 from dycl.build_cache import BuildCache
 from dycl.diagnostics import BackendError, loc_of
+
+
+# The chain's notes each model has printed (weakly held: models come and go).
+_SAID: weakref.WeakKeyDictionary[nn.Module, set[str]] = weakref.WeakKeyDictionary()
 
 
 @dataclass
@@ -64,7 +69,10 @@ def build_subgraphs(jobs: list[BuildJob], model: nn.Module, target: Target, out_
             for fallback in _chain_after(backend.name, target):
                 note = (f"{first.spec.name}: {backend.name} cannot compile it ({file.removeprefix('error:')}); "
                         f"trying {fallback}")
-                print(f"dycl: note: {note}", file=sys.stderr)
+                said = _SAID.setdefault(model, set())
+                if note not in said:  # (once per model: a compile for new input sizes meets it again)
+                    said.add(note)
+                    print(f"dycl: note: {note}", file=sys.stderr)
                 if report is not None:
                     report.fallbacks.append(note)
                 backend = get_backend(fallback)

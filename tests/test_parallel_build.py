@@ -63,3 +63,34 @@ def test_auto_builds_its_candidates_in_workers(branchy, monkeypatch, tmp_path):
     with torch.no_grad():
         for x in branchy.branch_inputs().values():
             assert max_abs_error(model(*x), cm(*x)) <= 1e-5
+
+
+class _Gate(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = torch.nn.Linear(4, 4)
+
+    def forward(self, x):
+        h = self.fc(x)
+        return h * 2 if h.sum() > 0 else h - 1
+
+
+def test_the_chains_notes_are_said_once_per_model(monkeypatch, capsys, tmp_path):
+    """A compile for new input sizes (or again) meets the same backend failures: their
+    notes were printed again each time (55 lines for two models under ONNX Runtime)."""
+    from dycl.backends.tvm import TvmBackend
+
+    monkeypatch.setenv("DYCL_CACHE_DIR", str(tmp_path))
+
+    def broken(self, spec, target, out_dir):
+        raise RuntimeError("no kernel for this op")
+
+    monkeypatch.setattr(TvmBackend, "build", broken)
+    model = _Gate()
+    cm = dycl.compile(model, (torch.randn(2, 4),), backend="tvm")
+    note = "tvm cannot compile it (RuntimeError: no kernel for this op); trying onnxruntime"
+    assert capsys.readouterr().err.count(note) == len(cm.subgraphs) > 0
+    dycl.compile(model, (torch.randn(3, 4),), backend="tvm")
+    assert note not in capsys.readouterr().err
+    dycl.compile(_Gate(), (torch.randn(2, 4),), backend="tvm")  # another model: said again
+    assert capsys.readouterr().err.count(note) == len(cm.subgraphs)
