@@ -27,11 +27,10 @@ from xdsl.passes import ModulePass
 
 from dycl.runtime.artifact import seal
 from dycl.runtime.compiled_model import _import_host
-from dycl.diagnostics import DyclError, FrontendError, SourceLoc, user_stacklevel
+from dycl.diagnostics import DyclError, FrontendError, SourceLoc, quiet_logger, user_stacklevel
 from dycl.arguments import Arguments, Parameter, bind, flatten, parameters_of
 from dycl.backends.base import POLICIES, BuildOptions, Target, get_backend
 from dycl.dialects import dycl as d
-from dycl.passes.shape_inference import quiet_logger
 from dycl.frontend.lowering import FOLDED_ATTR, LAYOUT_ATTR, MUTATES_ARGUMENTS_ATTR, lower_module
 from dycl.fx import subgraph_spec
 from dycl.hcfg import Hcfg

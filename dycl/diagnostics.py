@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -226,3 +227,15 @@ def user_stacklevel() -> int:
         frame, level = frame.f_back, level + 1
     return level
 
+
+@contextmanager
+def quiet_logger(logger: str) -> Iterator[None]:
+    """`logger`'s records dropped inside (torch's handlers hold stderr itself, so
+    redirecting it does not silence them)."""
+    log = logging.getLogger(logger)
+    level = log.level
+    log.setLevel(logging.CRITICAL)
+    try:
+        yield
+    finally:
+        log.setLevel(level)

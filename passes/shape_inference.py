@@ -3,11 +3,9 @@
 from __future__ import annotations
 
 import functools
-import logging
 import math
 import operator
 from collections.abc import Iterator
-from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
 
@@ -39,7 +37,7 @@ from xdsl.passes import ModulePass
 from xdsl.rewriter import InsertPoint, Rewriter
 
 from dycl.classify import TEXT_FUNCTIONS
-from dycl.diagnostics import DyclError, PassError, SymbolicDimsError
+from dycl.diagnostics import DyclError, PassError, SymbolicDimsError, quiet_logger
 from dycl.symbols import lookup_symbol
 from dycl.dialects import dycl as d
 from dycl.frontend.values import MUTATING_METHODS, resolve_qualname
@@ -53,17 +51,6 @@ from dycl.pyregion import UNBOUND as UNBOUND_VALUE, UNBOUND_NAME
 from dycl.passes.split_paths import can_split, erase_from, split_paths, split_target
 from dycl.signature import Signature
 from dycl.types import SIGNATURE_ATTR, dtype_of, fits_i64, kind_of, signature_types, type_of_value, with_dim_names
-
-
-@contextmanager
-def quiet_logger(logger: str) -> Iterator[None]:
-    log = logging.getLogger(logger)
-    level = log.level
-    log.setLevel(logging.CRITICAL)
-    try:
-        yield
-    finally:
-        log.setLevel(level)
 
 
 class Unknown:

@@ -7,12 +7,10 @@ import functools
 import hashlib
 import io
 import json
-import logging
 import os
 import sys
 import tempfile
 import warnings
-from collections.abc import Iterator
 from contextlib import nullcontext
 from pathlib import Path
 from typing import Any
@@ -22,7 +20,7 @@ import torch
 from dycl.backends.base import Backend, BuildOptions, SubgraphSpec, Target
 from dycl.backends.shape_guards import write_guards
 from dycl.backends.tvm_cpu_schedule import cpu_pipeline
-from dycl.diagnostics import BackendError
+from dycl.diagnostics import BackendError, quiet_logger
 
 
 def tvm_target(target: Target):
@@ -68,23 +66,11 @@ def _export(spec: SubgraphSpec) -> torch.export.ExportedProgram:
             # (A failing export prints its partial graph to stderr and warns about unbacked
             # symbols: the reason goes into the note, the chain goes on.)
             with fx_config.patch(backed_size_oblivious=bool(spec.dynamic)), \
-                    contextlib.redirect_stderr(io.StringIO()), _quiet("torch.fx.experimental.symbolic_shapes"):
+                    contextlib.redirect_stderr(io.StringIO()), quiet_logger("torch.fx.experimental.symbolic_shapes"):
                 return torch.export.export(spec.graph_module, tuple(spec.example_inputs),
                                            dynamic_shapes=dynamic_shapes(spec))
         except Exception as e:
             raise BackendError(f"sub-DNN {spec.name} could not be exported: {str(e).splitlines()[0]}") from None
-
-
-@contextlib.contextmanager
-def _quiet(logger: str) -> Iterator[None]:
-    """`logger`'s warnings dropped inside (torch's handlers hold stderr itself)."""
-    log = logging.getLogger(logger)
-    level = log.level
-    log.setLevel(logging.ERROR)
-    try:
-        yield
-    finally:
-        log.setLevel(level)
 
 
 _ALL_OPS = (torch.ops.aten.all.default, torch.ops.aten.all.dim, torch.ops.aten.all.dims)
