@@ -556,14 +556,15 @@ def _rerun_sized_alike(fn: Callable[..., Any], model: nn.Module, mode: Any, args
     raised, or its own `except` took another path). Where that fails too, the first
     run's values."""
     size = _concrete_size(None, True)
-
-    def sized(u: Any) -> Any:
-        return size if getattr(u, "type", None) == i64 and u.picks is None and u.sample is None else other(u)
-
+    ints = _free_ints(args, unknown)
     sized_tensors = any(isinstance(t, torch.Tensor) and not all(isinstance(n, int) for n in t.shape)
                         for t in _tensors_held(args))
-    if not sized_tensors or not any(isinstance(a, unknown) and a.type == i64 for a in _nested(args, 3)):
+    if not sized_tensors or not ints:
         return values
+
+    def sized(u: Any) -> Any:
+        return size if _free_int(u, unknown) else other(u)
+
     try:
         return _run_again(fn, model, mode, args, sized, unknown, real, op)
     except RegionTimeout:
@@ -579,8 +580,7 @@ def _varying_at_sizes(fn: Callable[..., Any], model: nn.Module, mode: Any, args:
     only those fit may take a path no other stand-in took (`x.reshape(n, -1)` in a
     `try` whose handler ran for every other n). Dims that differ in any run vary."""
     varying: list[Any] = [None] * len(values)
-    ints = [a for a in _nested(args, 3) if isinstance(a, unknown) and getattr(a, "type", None) == i64
-            and a.picks is None and a.sample is None]
+    ints = _free_ints(args, unknown)
     if not ints:
         return varying
     sizes = sorted({int(n) for t in _tensors_held(args) for n in (*t.shape, t.numel()) if isinstance(n, int)})
@@ -594,6 +594,16 @@ def _varying_at_sizes(fn: Callable[..., Any], model: nn.Module, mode: Any, args:
             continue
         varying = [_varying_dims(v, w) if x is None else x for v, w, x in zip(values, again, varying)]
     return varying
+
+
+def _free_int(u: Any, unknown: type) -> bool:
+    """A host int only the run knows that no earlier run fixed (not picked from a
+    list, no sample of an earlier region's object)."""
+    return isinstance(u, unknown) and getattr(u, "type", None) == i64 and u.picks is None and u.sample is None
+
+
+def _free_ints(args: list[Any], unknown: type) -> list[Any]:
+    return [a for a in _nested(args, 3) if _free_int(a, unknown)]
 
 
 def _run_again(fn: Callable[..., Any], model: nn.Module, mode: Any, args: list[Any],
