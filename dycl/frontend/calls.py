@@ -263,8 +263,16 @@ def _fresh_tensor(receiver: ast.expr | None) -> bool:
     whose tensor is new (not a name's, not a view of one)."""
     if isinstance(receiver, (ast.BinOp, ast.UnaryOp)):
         return True
+    if isinstance(receiver, ast.Call) and isinstance(receiver.func, ast.Attribute) and \
+            receiver.func.attr in _SAME_OR_CONVERTED:
+        return _fresh_tensor(receiver.func.value)  # `torch.zeros(1, 1).type_as(src)`: still nobody else's
     return isinstance(receiver, ast.Call) and isinstance(receiver.func, (ast.Attribute, ast.Name)) and \
         (receiver.func.attr if isinstance(receiver.func, ast.Attribute) else receiver.func.id) in _FACTORIES
+
+
+# Methods that give back their receiver or a converted copy of it.
+_SAME_OR_CONVERTED = frozenset({"type_as", "to", "type", "float", "double", "half", "long", "int", "bool",
+                                "contiguous"})
 
 
 # Code that is not the model's own: never inlined as a processor object's __call__.
@@ -796,9 +804,13 @@ class CallLowering:
         elif isinstance(recv, SSAValue) and isinstance(recv.owner, d.ParamOp) and name not in _SHAPE_CHANGING_IN_PLACE:
             self.buffers_written([recv.owner.path.data])  # a buffer forward updates: state
         out_of_place = name[:-1]
-        fresh = _fresh_tensor(receiver) and isinstance(recv, SSAValue) and (hasattr(torch.Tensor, out_of_place) and
-                                                                           name not in _IN_PLACE_AS)
-        if fresh and name not in _SHAPE_CHANGING_IN_PLACE and name.rstrip("_") not in _RANDOM_IN_PLACE:
+        fresh = _fresh_tensor(receiver) and isinstance(recv, SSAValue) and (hasattr(torch.Tensor, out_of_place) or
+                                                                           name in _IN_PLACE_AS)
+        if fresh and name in _IN_PLACE_AS and not kwargs:
+            # `torch.zeros(1, 1).fill_(start)` (the Annotated Transformer's greedy_decode)
+            return self._value_in_place(recv, name, args, node)
+        if fresh and name not in _SHAPE_CHANGING_IN_PLACE and name.rstrip("_") not in _RANDOM_IN_PLACE and \
+                name not in _IN_PLACE_AS:
             # `torch.zeros(n, d).scatter_add_(0, idx, src)`: a tensor nobody else holds
             ops = [recv, *(self.materialize(a, node) for a in args), *(self.materialize(v, node) for v in kwargs.values())]
             new = self.emit(d.CallMethodOp(out_of_place, ops, list(kwargs)), node).results[0]
@@ -807,15 +819,8 @@ class CallLowering:
                 or name.rstrip("_") in _RANDOM_IN_PLACE or not (hasattr(torch.Tensor, out_of_place) or name in _IN_PLACE_AS):
             raise self.unsupported(node, f"in-place tensor method '{name}' (in-place mutation)" + (
                 f"; use '{out_of_place}'" if hasattr(torch.Tensor, out_of_place) else ""))
-        if name == "copy_":
-            (src,) = args
-            new = self.emit(d.CallMethodOp("type_as", [self.materialize(src, node), recv]), node).results[0]
-            new = self.emit(d.CallMethodOp("expand_as", [new, recv]), node).results[0]
-            new = self.emit(d.CallMethodOp("clone", [new]), node).results[0]
-        elif name == "zero_":
-            new = self.call_function("torch.zeros_like", [recv], {}, node)
-        elif name == "fill_":
-            new = self.call_function("torch.full_like", [recv, *args], {}, node)
+        if name in _IN_PLACE_AS:
+            new = self._value_in_place(recv, name, args, node)
         else:
             ops = [recv, *(self.materialize(a, node) for a in args), *(self.materialize(v, node) for v in kwargs.values())]
             new = self.emit(d.CallMethodOp(out_of_place, ops, list(kwargs)), node).results[0]
@@ -824,6 +829,17 @@ class CallLowering:
             new = self.emit(d.CallMethodOp("clone", [new]), node).results[0]
         self._update_in_place(receiver.id, recv, new, scope, node)
         return new
+
+    def _value_in_place(self: Lowerer, recv: SSAValue, name: str, args: list[Value], node: ast.Call) -> SSAValue:
+        """What `recv.copy_(src)`, `recv.zero_()` or `recv.fill_(v)` leaves in `recv`."""
+        if name == "copy_":
+            (src,) = args
+            new = self.emit(d.CallMethodOp("type_as", [self.materialize(src, node), recv]), node).results[0]
+            new = self.emit(d.CallMethodOp("expand_as", [new, recv]), node).results[0]
+            return self.emit(d.CallMethodOp("clone", [new]), node).results[0]
+        if name == "zero_":
+            return self.call_function("torch.zeros_like", [recv], {}, node)
+        return self.call_function("torch.full_like", [recv, *args], {}, node)
 
     def _item(self: Lowerer, v: Value, node: ast.AST, result_type: Attribute) -> SSAValue:
         """A host read of a one-element tensor; `!dycl.any` takes the tensor's dtype."""

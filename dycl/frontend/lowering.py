@@ -64,6 +64,7 @@ from dycl.frontend.regions import RegionLowering, RegionRecord, Widen, has_loose
 from dycl.types import fits_i64, mark_signature, signature_types, tensor_type_of
 from dycl.frontend.values import (
     Closure,
+    PathDependent,
     DictVal,
     ExceptionVal,
     NamedSeq,
@@ -590,6 +591,12 @@ class Lowerer(ScopeLowering, ExpressionLowering, CallLowering, LoopLowering, Reg
             return  # the names are run-time state: their reads and writes become regions
         if isinstance(s, ast.FunctionDef):
             scope.env[s.name] = self._closure(s, s.args, s.decorator_list, scope)
+            return
+        if isinstance(s, ast.Delete) and all(isinstance(t, ast.Name) and t.id in scope.env for t in s.targets):
+            # `del query, key` (the Annotated Transformer's attention): the names are unbound;
+            # a later read is Python's UnboundLocalError, which the code run as Python raises.
+            for t in s.targets:
+                scope.env[t.id] = PathDependent(t.id, f"a read of '{t.id}' after 'del {t.id}'")
             return
         if type(s) in UNSUPPORTED_STMTS:
             raise self.unsupported(s, UNSUPPORTED_STMTS[type(s)])

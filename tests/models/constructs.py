@@ -3387,3 +3387,35 @@ CASES["loss_modules_made_in_forward"] = (LossModulesMadeInForward, [
     (torch.randn(2, 4), torch.tensor([0, 2]), torch.tensor([0.5, -1.0])),
     (torch.randn(2, 4), torch.tensor([-1, 1]), torch.tensor([2.0, 3.0])),
     (torch.full((2, 4), float("nan")), torch.tensor([1, 1]), torch.tensor([0.0, float("inf")]))])
+
+
+class AnnotatedTransformerIdioms(nn.Module):
+    """The Annotated Transformer's attention (`del query, key, value` after use) and
+    greedy_decode (`ys = torch.zeros(1, 1).fill_(start_symbol).type_as(src.data)`,
+    then `torch.zeros(1, 1).type_as(src.data).fill_(next_word)` per step): "del
+    statement" and "in-place tensor method 'fill_'" ran forward as Python."""
+
+    def __init__(self):
+        super().__init__()
+        self.emb = nn.Embedding(6, 4)
+        self.q = nn.Linear(4, 4)
+        self.k = nn.Linear(4, 4)
+        self.out = nn.Linear(4, 6)
+
+    def forward(self, src, start_symbol: int = 1):
+        ys = torch.zeros(1, 1).fill_(start_symbol).type_as(src.data)
+        for _ in range(3):
+            h = self.emb(torch.cat([src, ys], dim=1))
+            query, key = self.q(h), self.k(h)
+            h = (query @ key.transpose(-2, -1)).softmax(-1) @ h
+            del query, key
+            _, next_word = torch.max(self.out(h[:, -1]), dim=1)
+            next_word = next_word.data[0]
+            ys = torch.cat([ys, torch.zeros(1, 1).type_as(src.data).fill_(next_word)], dim=1)
+            if next_word == 5:
+                break
+        return ys
+
+
+CASES["annotated_transformer_idioms"] = (AnnotatedTransformerIdioms, [
+    (torch.tensor([[2, 3]]),), (torch.tensor([[5, 5]]),), (torch.tensor([[0, 4]]),), (torch.tensor([[1, 1]]),)])
