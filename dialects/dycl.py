@@ -1565,6 +1565,10 @@ BACKEND_ATTR = "dycl.backend"
 # On a py_region: the results code after it tests with `is None` (typed as Python objects).
 MAY_BE_NONE_ATTR = "dycl.may_be_none"
 READS_STATE_ATTR = "dycl.reads_state"  # on a py_region: it reads module state forward writes after it
+# On a py_region shape-inference ran: what it changes that the caller sees, as
+# "module.path:name" per module attribute it rebinds or whose list/dict it changes,
+# and "*" for anything else (see dycl.region_effects); absent where it did not run.
+EFFECTS_ATTR = "dycl.region_effects"
 # On a `dycl.constant none` a loop carries: a slot no path reads before it is set (the
 # value an early `return` in a loop leaves, read only where the return ran), so
 # shape-inference types the slot from what is stored in it.

@@ -32,6 +32,7 @@ from xdsl.dialects.builtin import i64
 
 from dycl.dialects import dycl as d
 from dycl.pyregion import make_region, resolve_globals
+from dycl.region_effects import RegionEffects, watched
 from dycl.types import type_of_value
 
 
@@ -85,6 +86,29 @@ def _contents(v: Any) -> Any:
 _GONE = object()
 
 
+def _same_items(a: Any, b: Any) -> bool:
+    """Two snapshots of a container hold the very same objects."""
+    if isinstance(a, dict):
+        return list(a) == list(b) and all(a[k] is b[k] for k in a)
+    if isinstance(a, (set, frozenset)):
+        return a == b
+    return len(a) == len(b) and all(x is y for x, y in zip(a, b))
+
+
+def _changed(saved: list[tuple[Any, Any]]) -> list[Any]:
+    """The containers among `saved` whose contents differ from their snapshot."""
+    out = []
+    for c, contents in saved:
+        now = _contents(c)
+        if isinstance(c, collections.OrderedDict):  # (its snapshot: (key, value) pairs)
+            same = len(now) == len(contents) and all(k == j and v is w for (k, v), (j, w) in zip(now, contents))
+        else:
+            same = _same_items(now, contents)
+        if not same:
+            out.append(c)
+    return out
+
+
 def _user_classes(model: nn.Module) -> list[type]:
     """The model's own classes (not torch's), bases included."""
     out: list[type] = []
@@ -95,14 +119,15 @@ def _user_classes(model: nn.Module) -> list[type]:
     return out
 
 
-def _object_restorers(values: Any, tensors: list[torch.Tensor]) -> list[Callable[[], None]]:
+def _object_restorers(values: Any, tensors: list[torch.Tensor]) -> list[tuple[Callable[[], None], Callable[[], bool]]]:
     """Functions that put back the state of the stateful objects among `values` (and
     of plain objects' attributes, one level down): a deque's contents, a random
     generator's state (torch, random, numpy), a closure's cells, an object's
     attributes. Compile-time runs of forward advanced them: a call then drew other
     random numbers, or counted from 2, than eager's first call. The tensors those
-    objects hold (a scheduler's `alphas_cumprod` updated in place) go to `tensors`."""
-    out: list[Callable[[], None]] = []
+    objects hold (a scheduler's `alphas_cumprod` updated in place) go to `tensors`.
+    Each comes with a test of whether its object changed since."""
+    out: list[tuple[Callable[[], None], Callable[[], bool]]] = []
     seen: set[int] = _namespaces()
 
     def visit(v: Any, depth: int) -> None:
@@ -116,33 +141,39 @@ def _object_restorers(values: Any, tensors: list[torch.Tensor]) -> list[Callable
                 visit(x, depth + 1)
         elif isinstance(v, collections.deque):
             items = list(v)
-            out.append(lambda v=v, items=items: (v.clear(), v.extend(items)))
+            out.append((lambda v=v, items=items: (v.clear(), v.extend(items)),
+                        lambda v=v, items=items: not _same_items(list(v), items)))
         elif isinstance(v, torch.Generator):
             state = v.get_state()
-            out.append(lambda v=v, state=state: v.set_state(state))
+            out.append((lambda v=v, state=state: v.set_state(state),
+                        lambda v=v, state=state: not torch.equal(v.get_state(), state)))
         elif isinstance(v, random.Random):
             state = v.getstate()
-            out.append(lambda v=v, state=state: v.setstate(state))
+            out.append((lambda v=v, state=state: v.setstate(state), lambda v=v, state=state: v.getstate() != state))
         elif type(v).__module__.startswith("numpy.random") and hasattr(v, "bit_generator"):
             state = v.bit_generator.state
-            out.append(lambda v=v, state=state: setattr(v.bit_generator, "state", state))
+            out.append((lambda v=v, state=state: setattr(v.bit_generator, "state", state),
+                        lambda v=v, state=state: repr(v.bit_generator.state) != repr(state)))
         elif type(v).__module__.startswith("numpy.random") and hasattr(v, "get_state"):
             state = v.get_state()
-            out.append(lambda v=v, state=state: v.set_state(state))
+            out.append((lambda v=v, state=state: v.set_state(state),
+                        lambda v=v, state=state: repr(v.get_state()) != repr(state)))
         elif inspect.isfunction(v) and v.__closure__:
             cells = []
             for cell in v.__closure__:
                 with contextlib.suppress(ValueError):  # (an empty cell)
                     cells.append((cell, cell.cell_contents))
-            out.append(lambda cells=cells: [setattr(c, "cell_contents", x) for c, x in cells])
+            out.append((lambda cells=cells: [setattr(c, "cell_contents", x) for c, x in cells],
+                        lambda cells=cells: any(c.cell_contents is not x for c, x in cells)))
         elif depth < 3 and hasattr(v, "__dict__") and not inspect.isroutine(v) and not inspect.ismodule(v) \
                 and not isinstance(v, functools.partial) and isinstance(vars(v), dict):
             # (a callable object too: `self.cb = Counter()` counting its calls)
             attrs = dict(vars(v))
             tensors.extend(_tensors_held(attrs.values()))
             held = _containers(attrs.values())  # (`self.items = []` a method appends to)
-            out.append(lambda v=v, attrs=attrs, held=held: (vars(v).clear(), vars(v).update(attrs),
-                                                             _restore_containers(held)))
+            out.append((lambda v=v, attrs=attrs, held=held: (vars(v).clear(), vars(v).update(attrs),
+                                                              _restore_containers(held)),
+                        lambda v=v, attrs=attrs, held=held: not _same_items(vars(v), attrs) or bool(_changed(held))))
             for x in attrs.values():
                 visit(x, depth + 1)
 
@@ -220,9 +251,11 @@ def _defaults_of(f: Any) -> list[Any]:
 
 
 @contextlib.contextmanager
-def protected(model: nn.Module, user_globals: dict[str, Any] | None = None) -> Iterator[None]:
+def protected(model: nn.Module, user_globals: dict[str, Any] | None = None,
+              effects: RegionEffects | None = None) -> Iterator[None]:
     """Run user code at compile time without changing the model, its module's
-    globals (and the lists/dicts they hold), forward's mutable defaults, or printing."""
+    globals (and the lists/dicts they hold), forward's mutable defaults, or printing.
+    `effects`: where to note what the code changed before it is put back."""
     saved = []
     glob = dict(user_globals) if user_globals is not None else None
     user_values = [v for k, v in (glob or {}).items() if not k.startswith("__")]
@@ -259,14 +292,32 @@ def protected(model: nn.Module, user_globals: dict[str, Any] | None = None) -> I
     rng = torch.get_rng_state()
     python_rng = random.getstate()  # (`random.random()` in a region: the first call's draw)
     numpy_rng = _np_random().get_state() if _np_random() is not None else None
+    printed = io.StringIO()
     logging.disable(logging.CRITICAL)
     try:
-        with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()), \
+        with contextlib.redirect_stdout(printed), contextlib.redirect_stderr(io.StringIO()), \
                 warnings.catch_warnings():
             warnings.simplefilter("ignore")
             yield
     finally:
         logging.disable(logging.NOTSET)
+        if effects is not None:
+            other = effects.other
+            if printed.getvalue():
+                other.append("it prints")
+            if user_globals is not None and glob is not None and not _same_items(user_globals, glob) or \
+                    any(not _same_items(g, values) for g, values in reached):
+                other.append("it changes a global")
+            if _changed(held) or any(not _same_items({k: v for k, v in vars(c).items() if k in attrs}, attrs)
+                                     for c, attrs in class_attrs) or any(set(vars(c)) - keys for c, keys in class_keys):
+                other.append("it changes a global's or a class's attributes, or a default")
+            if any(changed() for _, changed in objects):
+                other.append("it changes a Python object the model holds")
+            buffer_ids = {id(b) for m in model.modules() for b in m._buffers.values() if b is not None}
+            if any(b._version != version or id(b) in buffer_ids and b.shape == value.shape and not torch.equal(b, value)
+                   for b, value, version in buffers):
+                other.append("it updates a tensor the model holds in place")
+            _note_module_changes(effects, model, saved, attribute_containers)
         torch.set_rng_state(rng)
         random.setstate(python_rng)
         if numpy_rng is not None:
@@ -287,7 +338,7 @@ def protected(model: nn.Module, user_globals: dict[str, Any] | None = None) -> I
         for c, keys in class_keys:
             for k in set(vars(c)) - keys:
                 delattr(c, k)
-        for restore in objects:
+        for restore, _ in objects:
             restore()
         for m, attrs in saved:
             m.__dict__.clear()
@@ -305,6 +356,35 @@ def protected(model: nn.Module, user_globals: dict[str, Any] | None = None) -> I
                     b.copy_(value)
         if buffers:
             _set_versions([b for b, _, _ in buffers], [v for _, _, v in buffers])
+
+
+def _note_module_changes(effects: RegionEffects, model: nn.Module, saved: list[tuple[nn.Module, dict[str, Any]]],
+                         containers: list[tuple[Any, Any]]) -> None:
+    """Module attributes rebound, and the modules' own lists and dicts changed, as
+    (module path, name); a change deeper down goes to `effects.other`."""
+    paths = {id(m): name for name, m in model.named_modules(remove_duplicate=False)}
+    owners: dict[int, tuple[str, str | None]] = {}
+    for m, attrs in saved:
+        path = paths.get(id(m), "?")
+        for k, v in attrs.items():
+            if k in ("_parameters", "_buffers", "_modules"):
+                owners[id(v)] = (path, None)  # (a change names the parameter, buffer or submodule)
+            elif isinstance(v, (list, dict, set)):
+                owners.setdefault(id(v), (path, k))
+        now = vars(m)
+        for k in set(attrs) | set(now):
+            old = attrs.get(k, _GONE)
+            if now.get(k, _GONE) is not old and type(old).__module__ != "itertools":
+                effects.attributes.add((path, k))
+    for c in _changed(containers):
+        owner = owners.get(id(c))
+        if owner is None:
+            effects.other.append("it changes a list or dict a module holds")
+        elif owner[1] is not None:
+            effects.attributes.add(owner)
+        else:
+            before = dict(next(contents for d, contents in containers if d is c))
+            effects.attributes.update((owner[0], k) for k in set(before) | set(c) if before.get(k) is not c.get(k))
 
 
 def _set_versions(tensors: list[torch.Tensor], versions: list[int]) -> None:
@@ -433,14 +513,19 @@ def _time_limit(seconds: float) -> Iterator[None]:
 def type_region(op: d.PyRegionOp, model: nn.Module, mode: Any, args: list[Any],
                 placeholder: Callable[[Any], Any], unknown: type,
                 other_placeholder: Callable[[Any], Any] | None = None,
-                third_placeholder: Callable[[Any], Any] | None = None) -> list[Any]:
+                third_placeholder: Callable[[Any], Any] | None = None,
+                effects: RegionEffects | None = None, typed: bool = True) -> list[Any]:
+    """The region's results, for their types. `effects`: where to note what its runs
+    change that a caller would see; `typed` False: one run, for those only."""
     fn = make_region(op.code.data, op.globals.data, op.loc.data)
+    if effects is not None:
+        fn = watched(fn, [a.arg for a in ast.parse(op.code.data).body[0].args.args[1:]], effects)  # type: ignore[attr-defined]
     fake_args = [_real(a, placeholder, unknown) if isinstance(a, unknown) else a for a in args]
     # The user's own `except` could catch what fake tensors raise on data reads and
     # take a path eager never takes: code with `try` runs on real stand-ins.
     fake_ok = not any(isinstance(n, ast.Try) for n in ast.walk(ast.parse(op.code.data)))
     user_globals = None if op.globals.data == "dycl.pyregion" else resolve_globals(op.globals.data)
-    with protected(model, user_globals), _time_limit(RUN_SECONDS):
+    with protected(model, user_globals, effects), _time_limit(RUN_SECONDS):
         try:
             if not fake_ok:
                 raise NotImplementedError
@@ -453,6 +538,8 @@ def type_region(op: d.PyRegionOp, model: nn.Module, mode: Any, args: list[Any],
             out = fn(model, *[_real(a, placeholder, unknown) for a in args])
             real = True
         values = [out] if op.tail is not None else list(out)
+        if not typed:
+            return []
         varying: list[Any] = [None] * len(values)
         stateful = any(_holds_state(a) for a in args)
         held = any(isinstance(a, (HeldSample, HeldTupleSample)) for a in args)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import math
 import operator
@@ -1481,25 +1482,21 @@ def run_region(inferrer: _Inferrer, op: d.PyRegionOp) -> list[Any]:
     """The results of a fallback region, for their types: run on fake tensors, or,
     where its code reads tensor data, once on real stand-in values. Module state,
     output and the random generator are restored afterwards."""
-    from dycl.region_typing import type_region
+    from dycl.region_effects import RegionEffects
 
-    if not op.res:
-        return []  # nothing to type: it need not run (it may only print, or raise)
-    if not any(_typed_use(r) for r in op.res):
-        # Only returned or handed to other regions: compiled code never sees it, and
-        # the region need not run at compile time.
+    effects = RegionEffects()
+    if not op.res or not any(_typed_use(r) for r in op.res):
+        # No result, or one only returned or handed to other regions: compiled code
+        # never sees it. It runs only for what it changes (a result the code after it
+        # was not compiled for can then run the call again as eager Python).
+        if op.tail is None:
+            with contextlib.suppress(Exception):  # (what it raises on stand-ins says nothing here)
+                _type_region(inferrer, op, effects, typed=False)
+                _note_effects(inferrer, op, effects)
         return [Unknown(d.PYOBJ) for _ in op.res]
-    args = [None if inferrer.get(v) is UNSET else _as_python_list(inferrer.get(v), op) for v in op.args]
     try:
-        # (a Python object only the run time has, e.g. the value a region of an earlier
-        # iteration assigned, which this one overwrites: None stands in)
-        mode = op.attributes.get(d.GRAD_MODE_ATTR)
-        with grad_mode_context(inferrer.caller_grad_mode, mode.data if isinstance(mode, StringAttr) else None):
-            values = type_region(op, inferrer.model, inferrer.mode, args,
-                                 lambda u: _sample(u, _PLACEHOLDERS.get(u.type, (None, None))[0]), Unknown,
-                                 lambda u: _sample(u, _PLACEHOLDERS.get(u.type, (None, None))[1]),
-                                 lambda u: _sample(u, (_FURTHER_STAND_INS.get(u.type) or
-                                                       _PLACEHOLDERS.get(u.type, (None,)))[0]))
+        values = _type_region(inferrer, op, effects)
+        _note_effects(inferrer, op, effects)
         marked = op.attributes.get(d.MAY_BE_NONE_ATTR)
         for a in marked.data if isinstance(marked, ArrayAttr) else ():
             # Tested with `is None` after the region: None on other inputs, whatever the
@@ -1512,6 +1509,28 @@ def run_region(inferrer: _Inferrer, op: d.PyRegionOp) -> list[Any]:
         raise PassError(f"cannot infer what the fallback region at {op.loc.data} returns: run on stand-ins for "
                         "the values only the run knows, it raised "
                         f"{type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}", op) from None
+
+
+def _type_region(inferrer: _Inferrer, op: d.PyRegionOp, effects: Any, typed: bool = True) -> list[Any]:
+    from dycl.region_typing import type_region
+
+    # (a Python object only the run time has, e.g. the value a region of an earlier
+    # iteration assigned, which this one overwrites: None stands in)
+    args = [None if inferrer.get(v) is UNSET else _as_python_list(inferrer.get(v), op) for v in op.args]
+    mode = op.attributes.get(d.GRAD_MODE_ATTR)
+    with grad_mode_context(inferrer.caller_grad_mode, mode.data if isinstance(mode, StringAttr) else None):
+        return type_region(op, inferrer.model, inferrer.mode, args,
+                           lambda u: _sample(u, _PLACEHOLDERS.get(u.type, (None, None))[0]), Unknown,
+                           lambda u: _sample(u, _PLACEHOLDERS.get(u.type, (None, None))[1]),
+                           lambda u: _sample(u, (_FURTHER_STAND_INS.get(u.type) or
+                                                 _PLACEHOLDERS.get(u.type, (None,)))[0]), effects, typed)
+
+
+def _note_effects(inferrer: _Inferrer, op: d.PyRegionOp, effects: Any) -> None:
+    from dycl.region_effects import region_effects
+
+    entries = region_effects(op.code.data, inferrer.model, effects)
+    op.attributes[d.EFFECTS_ATTR] = ArrayAttr([StringAttr(e) for e in entries])
 
 
 def _sample(u: Unknown, placeholder: Any) -> Any:

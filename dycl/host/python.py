@@ -25,6 +25,7 @@ from dycl.classify import PYTHON_VALUE_METHODS, builds_python_object
 from dycl.diagnostics import PassError
 from dycl.fx import computes_in_double
 from dycl.dialects import dycl as d
+from dycl.host.replay import host_effect
 from dycl.host.scalar_exprs import python_expr
 from dycl.passes.verify_host_contract import check_host_contract
 from dycl.passes.shape_inference import arith_constant_value, python_constant
@@ -102,6 +103,20 @@ class PythonHostEmitter:
         self.state: dict[str, str] = {}  # host name -> path of a module whose attributes forward writes
         self.host_torch = False  # the host runs tensor calls with torch
         self.double_callees: set[str] = set()  # sub-DNNs that take host floats as float64
+        # Whether all done so far in a call can be undone by putting back the module
+        # attributes in `undo` (a region's result that its code after was not compiled
+        # for then runs the call again as eager: dycl/host/replay.py).
+        self.replayable = True
+        self.undo: set[tuple[str, str]] = set()
+        self.replay_checks = False  # some check may run the call again
+
+    def note_effects(self, ops: Iterable[Operation]) -> None:
+        for op in ops:
+            changed = host_effect(op)
+            if changed is None:
+                self.replayable = False
+                return
+            self.undo.update(changed)
 
     def emit(self, text: str, depth: int) -> None:
         self.lines.append("    " * depth + text)
@@ -136,6 +151,8 @@ class PythonHostEmitter:
             self.emit("pass", depth)
 
     def op(self, op: Operation, depth: int, on_yield: list[str] | None) -> None:
+        if self.replayable:  # (a loop's body runs again after its own later ops)
+            self.note_effects(op.walk() if isinstance(op, (d.ForOp, d.WhileOp)) else (op,))
         n = self.name
         match op:
             case arith.ConstantOp():
@@ -283,13 +300,17 @@ class PythonHostEmitter:
             self.emit(f"{self.names(op.res)}{',' if len(op.res) == 1 else ''} = {call}", depth)
         else:
             self.emit(call, depth)
+        replay = ", True" if self.replayable else ""
         for r in op.res:
             if isinstance(r.type, TensorType):
                 shape = tuple(n if n >= 0 else None for n in r.type.get_shape())
                 dtype = str(dtype_of(r.type.element_type))
-                self.emit(f"_region_output({self.name(r)}, {shape!r}, {dtype!r}, {op.loc.data!r})", depth)
+                self.emit(f"_region_output({self.name(r)}, {shape!r}, {dtype!r}, {op.loc.data!r}{replay})", depth)
             elif isinstance(r.type, TupleType):
-                self.emit(f"_region_tuple({self.name(r)}, {_lengths(r.type)!r}, {op.loc.data!r})", depth)
+                self.emit(f"_region_tuple({self.name(r)}, {_lengths(r.type)!r}, {op.loc.data!r}{replay})", depth)
+            else:
+                continue
+            self.replay_checks |= self.replayable
 
     def list_element(self, v: SSAValue) -> str:
         """A list element as eager holds it: tensors are torch's (what the list is
@@ -382,11 +403,13 @@ def emit_host_python(module: ModuleOp, loaders: dict[str, str], model_name: str,
         + f"\n# Each backend's loader of its sub-DNNs, by import path.\n{table}\n"
         + f"# Fallback regions: the model's own Python, run as eager runs it.\n_REGIONS = {regions}\n"
         + f"# Modules whose attributes forward writes (module state), by path.\n_STATE = {em.state!r}\n"
+        + (f"# What a call may change before it runs again as eager: (module path, attribute).\n"
+           f"_UNDO = {sorted(em.undo)!r}\n" if em.replay_checks else "")
         + "\n\n"
         + body
         + "\n"
         + (whole_forward(whole) if whole else "")
-        + FOOTER.format(whole=", whole=forward_whole" if whole else "")
+        + FOOTER.format(whole=(", whole=forward_whole" if whole else "") + (", undo=_UNDO" if em.replay_checks else ""))
     )
 
 

@@ -21,6 +21,7 @@ from dycl.grad_modes import current_grad_mode
 from dycl.pyregion import load_model, to_torch
 from dycl.runtime.live_guard import LiveModelGuard
 from dycl.runtime.artifact import check
+from dycl.runtime.host_support import RegionMismatch
 from dycl.signature import Signature
 
 # How many other input shapes a model compiled with dynamic="auto" compiles on demand.
@@ -208,8 +209,13 @@ class CompiledModel:
             # The common call: the compiled shapes, dense CPU tensors, an unchanged model (no
             # generators, no second lookups: 3-4 us a call less on a two-sub-DNN model).
             program = self._program or self.program
-            with self._lock:
-                return to_torch(program(*inputs))
+            try:
+                with self._lock:
+                    return to_torch(program(*inputs))
+            except RegionMismatch as e:
+                if not e.replay:
+                    raise
+                return self._replay(e, inputs, None)
         if kwargs or self._structured:
             return self._call_arguments(inputs, kwargs)
         return self._call_tensors(inputs)
@@ -320,14 +326,19 @@ class CompiledModel:
                          else x.clone(memory_format=torch.contiguous_format) for x in inputs)
             versions = [a._version for a in args]
         program = self._program or self.program
-        with self._lock:
-            out = to_torch(program(*args))
-            if args is not inputs:  # the model's Python updated a copy in place: the caller's tensor, as in eager
-                for x, a, v in zip(inputs, args, versions):
-                    if a is not x and a._version != v:
-                        with torch.no_grad():
-                            x.copy_(a)
-            return out
+        try:
+            with self._lock:
+                out = to_torch(program(*args))
+                if args is not inputs:  # the model's Python updated a copy in place: the caller's tensor, as in eager
+                    for x, a, v in zip(inputs, args, versions):
+                        if a is not x and a._version != v:
+                            with torch.no_grad():
+                                x.copy_(a)
+                return out
+        except RegionMismatch as e:
+            if not e.replay:
+                raise
+            return self._replay(e, inputs, example)
 
     def _call_variadic(self, params: list[Parameter], compiled: Any, args: tuple[Any, ...],
                        kwargs: dict[str, Any]) -> Any:
@@ -342,6 +353,11 @@ class CompiledModel:
             return self._eager(args, None, "forward takes *args or **kwargs, and calls with other ones than the "
                                            "compile's", kwargs)
         return self._call_tensors(tuple(flat))
+
+    def _replay(self, mismatch: RegionMismatch, inputs: tuple[Any, ...], example: dict[str, Any] | None) -> Any:
+        """The call again as eager Python: a fallback region returned what the code
+        after it was not compiled for, and the program put back all it had changed."""
+        return self._eager(inputs, example, f"{str(mismatch).removeprefix('dycl: ')}; such calls")
 
     def _eager(self, inputs: tuple[Any, ...], example: dict[str, Any] | None = None,
                why: str = "forward asks for its inputs' memory layout (is_contiguous, stride, ...) and was "

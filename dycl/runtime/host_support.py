@@ -144,7 +144,19 @@ def item(t: Any) -> Any:
     return a.item()
 
 
-def region_output(value: Any, shape: tuple[int | None, ...], dtype: str, where: str) -> Any:
+class RegionMismatch(RuntimeError):
+    """A fallback region returned what the code after it was not compiled for (its
+    shape or length follows data no compile-time run showed). `replay`: nothing
+    done so far in the call is left visible (the Program put back what it saved),
+    so the call can run again as eager Python."""
+
+    def __init__(self, message: str, replay: bool) -> None:
+        super().__init__(message if replay else message + "; the call cannot run again as eager Python, since "
+                         "code before this point changed what the caller sees")
+        self.replay = replay
+
+
+def region_output(value: Any, shape: tuple[int | None, ...], dtype: str, where: str, replay: bool = False) -> Any:
     """A fallback region's tensor result must have the shape the sub-DNNs after it were built for."""
     if type(value).__name__ == "_Unbound":
         return value  # a name the region left unbound: reading it fails, as in eager
@@ -152,12 +164,12 @@ def region_output(value: Any, shape: tuple[int | None, ...], dtype: str, where: 
     if len(got_shape) != len(shape) or any(w is not None and g != w for g, w in zip(got_shape, shape)) or \
             str(getattr(value, "dtype", "")) != dtype:  # (None: a dynamic dimension, any size)
         got = f"{tuple(value.shape)} {value.dtype}" if hasattr(value, "shape") else type(value).__name__
-        raise RuntimeError(f"dycl: the fallback region at {where} returned {got}; the code after it was "
-                           f"compiled for {shape} {dtype} (its result shape depends on the data)")
+        raise RegionMismatch(f"dycl: the fallback region at {where} returned {got}; the code after it was "
+                             f"compiled for {shape} {dtype} (its result shape depends on the data)", replay)
     return value
 
 
-def region_tuple(value: Any, lengths: Any, where: str) -> Any:
+def region_tuple(value: Any, lengths: Any, where: str, replay: bool = False) -> Any:
     """A fallback region's tuple result must have the structure the code after it was compiled for."""
     def check(v: Any, want: Any) -> bool:
         if want is None:
@@ -165,9 +177,42 @@ def region_tuple(value: Any, lengths: Any, where: str) -> Any:
         return isinstance(v, (tuple, list)) and len(v) == len(want) and all(check(x, w) for x, w in zip(v, want))
 
     if type(value).__name__ != "_Unbound" and not check(value, lengths):
-        raise RuntimeError(f"dycl: the fallback region at {where} returned a {type(value).__name__} whose length "
-                           f"differs from the one the code after it was compiled for (it depends on the data)")
+        raise RegionMismatch(f"dycl: the fallback region at {where} returned a {type(value).__name__} whose length "
+                             f"differs from the one the code after it was compiled for (it depends on the data)",
+                             replay)
     return value
+
+
+_MISSING = object()
+
+
+def _saved(owners: list[tuple[Any, str]]) -> list[tuple[Any, str, Any, Any]]:
+    """Each (object, attribute)'s value, and a list's, dict's or set's contents."""
+    out = []
+    for owner, name in owners:
+        v = getattr(owner, name, _MISSING)
+        contents = list.copy(v) if isinstance(v, list) else dict.copy(v) if isinstance(v, dict) else \
+            set.copy(v) if isinstance(v, set) else None
+        out.append((owner, name, v, contents))
+    return out
+
+
+def _put_back(saved: list[tuple[Any, str, Any, Any]]) -> None:
+    for owner, name, v, contents in saved:
+        if v is _MISSING:
+            if hasattr(owner, name):
+                delattr(owner, name)
+            continue
+        if getattr(owner, name, _MISSING) is not v:
+            setattr(owner, name, v)
+        if isinstance(v, list):
+            list.__setitem__(v, slice(None), contents)
+        elif isinstance(v, dict):
+            dict.clear(v)
+            dict.update(v, contents)
+        elif isinstance(v, set):
+            set.clear(v)
+            set.update(v, contents)
 
 
 def dense(t: Any) -> Any:
@@ -236,7 +281,7 @@ class Program:
     def __init__(self, path: str, forward: Callable[..., Any], loaders: Mapping[str, str],
                  regions: Mapping[str, tuple[str, str, str]] | None = None,
                  state: Mapping[str, str] | None = None, model: Any = None,
-                 whole: Callable[..., Any] | None = None):
+                 whole: Callable[..., Any] | None = None, undo: list[tuple[str, str]] | None = None):
         with open(os.path.join(path, "manifest.json")) as f:
             manifest = json.load(f)
         target = manifest["target"]
@@ -268,9 +313,21 @@ class Program:
                 setattr(self, name, make_region(code, globals_name, where))
             for name, module_path in (state or {}).items():
                 setattr(self, name, self.root.get_submodule(module_path))
+        # Module attributes a call may change before a region's result shows that the
+        # call must run again as eager: saved at each call's start, put back then.
+        self._undo = [(self.root.get_submodule(path), name) for path, name in undo or ()]
+        self._replays = undo is not None
 
     def __call__(self, *inputs: Any) -> Any:
         if self._on_gpu:  # host tensors go to the GPU once (as the C++ host takes them), not per sub-DNN
             inputs = tuple(x.cuda() if getattr(getattr(x, "device", None), "type", None) == "cpu" else x
                            for x in inputs)
-        return self._forward(self, *inputs)
+        if not self._replays:
+            return self._forward(self, *inputs)
+        saved = _saved(self._undo)
+        try:
+            return self._forward(self, *inputs)
+        except RegionMismatch as e:
+            if e.replay:
+                _put_back(saved)
+            raise

@@ -1,0 +1,70 @@
+"""Fallback regions whose result size follows data no compile-time stand-in shows:
+rows whose magnitude passes 50 (stand-ins are a few units at most) add to the rows
+each expert keeps. `zip` over chunks of a tensor and a ModuleList runs as Python
+(as DeepSpeed's MoE dispatch does), and the code after it is compiled for the
+compile's sizes. What the regions do to the module differs per class."""
+
+import torch
+from torch import nn
+
+
+class _Experts(nn.Module):
+    def __init__(self):
+        super().__init__()
+        torch.manual_seed(0)
+        self.experts = nn.ModuleList([nn.Linear(4, 4) for _ in range(2)])
+        self.head = nn.Linear(4, 3)
+
+    def dispatch(self, x):
+        outs = []
+        for chunk, expert in zip(x.chunk(2), self.experts):
+            keep = 1 + int((chunk.abs() > 50).sum())
+            outs.append(expert(chunk)[:keep])
+        return outs
+
+    def finish(self, outs):
+        y = torch.cat(outs)
+        return self.head(y).softmax(-1) * 2
+
+
+class DataSizedExperts(_Experts):
+    """Changes nothing the caller sees."""
+
+    def forward(self, x):
+        return self.finish(self.dispatch(x))
+
+
+class DataSizedExpertsCounting(_Experts):
+    """Also counts its calls and logs each call's row count in module attributes
+    (what saving them at the call's start undoes)."""
+
+    def __init__(self):
+        super().__init__()
+        self.calls = 0
+        self.rows = []
+        self.last = None
+
+    def forward(self, x):
+        outs = []
+        for chunk, expert in zip(x.chunk(2), self.experts):
+            keep = 1 + int((chunk.abs() > 50).sum())
+            outs.append(expert(chunk)[:keep])
+        self.calls += 1
+        self.rows.append(sum(o.shape[0] for o in outs))
+        self.last = outs[0].shape[0]
+        if x.abs().max() > 1000:  # (never on the compile's stand-ins)
+            self.calls += 10
+        return self.finish(outs), self.calls
+
+
+class DataSizedExpertsPrinting(_Experts):
+    """Also prints the rows each expert keeps: running the call again would print
+    them twice, so a call whose sizes differ from the compile's stays an error."""
+
+    def forward(self, x):
+        outs = []
+        for chunk, expert in zip(x.chunk(2), self.experts):
+            keep = 1 + int((chunk.abs() > 50).sum())
+            print("rows kept:", keep)
+            outs.append(expert(chunk)[:keep])
+        return self.finish(outs)
