@@ -1052,6 +1052,17 @@ class _Inferrer:
                 if _int_scalar_tensor(a):
                     op.operands[k] = self._read_int(op, op.operands[k], op)
                     args[k] = Unknown(i64)
+        if isinstance(op, d.CallFunctionOp) and op.target.data in _SIZE_ARGUMENTS:
+            # `F.one_hot(loc, num_classes=torch.max(counts))`: a size given as a 0-d integer
+            # tensor is read as an int (`__index__`), one the host knows at run time only
+            at, name = _SIZE_ARGUMENTS[op.target.data]
+            k = at if at < len(pos) else len(pos) + list(kw).index(name) if name in kw else None
+            if k is not None and _int_scalar_tensor(self.get(op.operands[k])):
+                op.operands[k] = self._read_int(op, op.operands[k], op)
+                if k < len(pos):
+                    args[k] = Unknown(i64)
+                else:
+                    kwargs[name] = Unknown(i64)
         if isinstance(op, d.CallFunctionOp) and op.target.data == "_operator.getitem" and len(args) == 2:
             args[1] = self._integer_index(op, args[1])
             if type(args[0]) is tuple and type(args[1]) is int and -len(args[0]) <= args[1] < len(args[0]):
@@ -1750,6 +1761,10 @@ def _sized_by_scalars(op: Operation, t0: Attribute, t1: Attribute) -> TensorType
             t0.element_type != t1.element_type or len(t0.get_shape()) != len(t1.get_shape()):
         return None
     return TensorType(t0.element_type, [a if a == b else DYNAMIC_INDEX for a, b in zip(t0.get_shape(), t1.get_shape())])
+
+
+# Functions with a size argument eager also takes as a 0-d integer tensor: (position, name).
+_SIZE_ARGUMENTS = {"torch.nn.functional.one_hot": (1, "num_classes")}
 
 
 def _int_scalar_tensor(v: Any) -> bool:

@@ -42,7 +42,8 @@ RUN_AS_PYTHON = {"inplace_alias_in_loop", "seen_tokens_set", "next_with_default"
                                   "aliased_lists_changed_by_a_region", "walrus_test_breaks_a_module_loop",
                                   "named_tuples_in_lists_to_a_region", "crops_by_tolist_coordinates",
                                   "nested_breaks_appending_to_a_list", "autograd_function_and_scripted_helpers",
-                                  "remove_self_loops", "shape_lists_edited", "sizes_from_host_ints"])
+                                  "remove_self_loops", "shape_lists_edited", "sizes_from_host_ints",
+                                  "top_two_gating_without_drops"])
 def test_run_time_indices_and_row_loops_on_real_backends(name, backend):
     check_matches_eager(name, backend=backend)
 

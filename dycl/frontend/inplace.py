@@ -45,8 +45,9 @@ _VIEW_FUNCTIONS = frozenset({
     "torch.broadcast_tensors", "torch.functional.broadcast_tensors", "torch.meshgrid", "torch.functional.meshgrid",
     "torch.functional.split", "torch.unsafe_chunk", "torch.unsafe_split", "torch.split_with_sizes",
     "torch.unsafe_split_with_sizes",
-    # A view for a pure permutation or diagonal ('ij->ji'), a new tensor otherwise: taken as
-    # one, so an in-place write through it that other names could see is refused (runs as Python).
+    # Of one operand, a view for a pure permutation or diagonal ('ij->ji'), a new tensor
+    # otherwise: taken as one, so an in-place write through it that other names could see
+    # is refused (runs as Python). Of two or more, always a new tensor (_einsum_of_many).
     "torch.einsum", "torch.functional.einsum",
     # A tensor's rows: list(y), tuple(y), iter(y), next(...) of it, `for r in y` (dycl.tensor_ops.row).
     "builtins.list", "builtins.tuple", "builtins.iter", "builtins.next", "builtins.reversed", "dycl.tensor_ops.row",
@@ -94,7 +95,8 @@ def storage_root(v: SSAValue, model: nn.Module) -> SSAValue:
         elif isinstance(owner, d.CallFunctionOp) and owner.target.data == "builtins.getattr" and \
                 _attribute_name(owner) in _NO_STORAGE_ATTRIBUTES:
             break  # `x.shape[-2]`: a Python int, no view of x
-        elif isinstance(owner, d.CallFunctionOp) and _is_view_function(owner.target.data):
+        elif isinstance(owner, d.CallFunctionOp) and _is_view_function(owner.target.data) and \
+                not _einsum_of_many(owner):
             # (the first tensor: einsum's equation comes first)
             v = next((o for o in owner.operands if not isinstance(o.type, d.PyObjType)), owner.operands[0])
         elif isinstance(owner, d.CallModuleOp) and isinstance(model.get_submodule(owner.path.data), _VIEW_MODULES):
@@ -116,7 +118,17 @@ def _attribute_name(op: d.CallFunctionOp) -> str | None:
 
 def _is_view(op: object, model: nn.Module) -> bool:
     return (isinstance(op, d.CallMethodOp) and op.method.data in _VIEW_METHODS) or (
-        isinstance(op, d.CallFunctionOp) and _is_view_function(op.target.data))
+        isinstance(op, d.CallFunctionOp) and _is_view_function(op.target.data) and not _einsum_of_many(op))
+
+
+def _einsum_of_many(op: d.CallFunctionOp) -> bool:
+    """`torch.einsum("se,se->s", a, b)` (or of a list of two): a product, computed
+    into a new tensor."""
+    if op.target.data not in ("torch.einsum", "torch.functional.einsum"):
+        return False
+    tensors = [o for o in op.operands if not isinstance(o.type, d.PyObjType)]
+    listed = [o for o in op.operands if isinstance(o.owner, d.MakeTupleOp)]
+    return len(tensors) > 1 or any(len(o.owner.operands) > 1 for o in listed)  # type: ignore[union-attr]
 
 
 def possible_roots(v: SSAValue, model: nn.Module, joins: dict[SSAValue, list[SSAValue]]) -> set[SSAValue]:

@@ -3419,3 +3419,45 @@ class AnnotatedTransformerIdioms(nn.Module):
 
 CASES["annotated_transformer_idioms"] = (AnnotatedTransformerIdioms, [
     (torch.tensor([[2, 3]]),), (torch.tensor([[5, 5]]),), (torch.tensor([[0, 4]]),), (torch.tensor([[1, 1]]),)])
+
+
+class TopTwoGatingWithoutDrops(nn.Module):
+    """DeepSpeed's top-2 gating with `drop_tokens=False`: the capacity is
+    `torch.max(exp_counts)`, a 0-d tensor given to `F.one_hot` as `num_classes`, and
+    `gates1_s /= denom_s` updates an einsum's result in place. Shape inference failed
+    on the data-dependent num_classes (forward ran as Python), and an einsum of two
+    operands was taken for a possible view of its first (a region)."""
+
+    def __init__(self):
+        super().__init__()
+        self.wg = nn.Linear(4, 3, bias=False)
+
+    def forward(self, x):
+        gates = F.softmax(self.wg(x), dim=1)
+        mask1 = F.one_hot(torch.argmax(gates, dim=1), num_classes=3)
+        mask2 = F.one_hot(torch.argmax(gates.masked_fill(mask1.bool(), float("-inf")), dim=1), num_classes=3)
+        locations1 = torch.cumsum(mask1, dim=0) - 1
+        locations2 = torch.cumsum(mask2, dim=0) - 1 + torch.sum(mask1, dim=0, keepdim=True)
+        capacity = torch.max(torch.sum(mask1 + mask2, dim=0))
+        gates1_s = torch.einsum("se,se->s", gates, mask1.float())
+        gates2_s = torch.einsum("se,se->s", gates, mask2.float())
+        denom_s = torch.clamp(gates1_s + gates2_s, min=torch.finfo(gates.dtype).eps)
+        gates1_s /= denom_s
+        gates2_s /= denom_s
+        loc1 = F.one_hot(torch.sum(locations1 * mask1, dim=1), num_classes=capacity).float()
+        loc2 = F.one_hot(torch.sum(locations2 * mask2, dim=1), num_classes=capacity).float()
+        combine = torch.einsum("s,se,sc->sec", gates1_s, mask1.float(), loc1) + \
+            torch.einsum("s,se,sc->sec", gates2_s, mask2.float(), loc2)
+        dispatched = torch.einsum("sec,sm->ecm", combine.bool().type_as(x), x)
+        return torch.einsum("sec,ecm->sm", combine, dispatched.tanh()), capacity
+
+
+def _rows_to(expert, n=6):
+    x = torch.randn(n, 4, generator=torch.Generator().manual_seed(expert)) * 0.1
+    x[:, expert % 4] += 5.0
+    return (x,)
+
+
+CASES["top_two_gating_without_drops"] = (TopTwoGatingWithoutDrops, [
+    (torch.randn(6, 4, generator=torch.Generator().manual_seed(1)),), _rows_to(0), _rows_to(1), _rows_to(2, 3),
+    (torch.randn(5, 4, generator=torch.Generator().manual_seed(2)) * 4,)])
