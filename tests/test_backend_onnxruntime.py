@@ -470,3 +470,28 @@ def test_tile_builds_on_onnxruntime():
     assert {s["backend"] for s in cm.manifest["subgraphs"].values()} == {"onnxruntime"}, cm.report.fallbacks
     got, want = cm(tokens, eos), model(tokens, eos)
     assert all(torch.equal(g, w) for g, w in zip(got, want))
+
+
+def test_indexing_by_several_wrapped_tensors_is_exported(tmp_path):
+    """`w[rows, top]` (Mixtral's `routing_weights[top_x, idx]`): torch.onnx warns that
+    negative indices would give wrong values, and every such sub-DNN went to another
+    backend (Inductor: slow builds), although check-index-bounds had wrapped the
+    indices into range. Indices that are never negative by construction now export."""
+    def fn(w):
+        rows = torch.remainder(torch.arange(w.shape[0]) - 1, 5)
+        return (w[rows, w.argmax(-1)] * 2, w[torch.arange(5)[:, None], w.topk(2, -1)[1]])
+
+    w = torch.randn(5, 3)
+    expected, run, _ = build_and_load(fn, [w], tmp_path)
+    for w in (torch.randn(5, 3), torch.randn(5, 3) * 10):
+        for got, want in zip(run(w), fn(w)):
+            assert torch.allclose(got, want)
+
+
+def test_indexing_by_several_tensors_that_may_be_negative_is_refused(tmp_path):
+    def fn(w, i):
+        return (w[i, torch.max(i, i.flip(0))],)  # (torch.max of two tensors: values, not indices)
+
+    spec = SubgraphSpec("sub_neg", fx.symbolic_trace(fn), [torch.randn(5, 3), torch.tensor([0, 1, 2])])
+    with pytest.raises(BackendError, match="would be wrong on some inputs: .*negative values"):
+        OnnxRuntimeBackend().build(spec, Target(), tmp_path)

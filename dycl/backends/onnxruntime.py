@@ -17,6 +17,7 @@ from torch.fx.passes.shape_prop import ShapeProp
 from torch import nn
 
 from dycl.backends.base import Backend, SubgraphSpec, Target
+from dycl.backends.nonnegative_indices import subscripts_are_nonnegative
 from dycl.backends.onnx_nan import keep_nan
 from dycl.backends.onnx_sigmoid import exact_sigmoid
 from dycl.diagnostics import BackendError
@@ -32,6 +33,8 @@ _NO_INPUTS = r"No input args, skipping _decide_input_format"
 # (advanced indexing with negative indices, index_put/index_add_ with repeated
 # indices): dycl cannot prove such inputs never come, so the build is refused.
 _WRONG_ON_SOME_INPUTS = r".*(incorrect results|model to be incorrect)"
+# Of those, advanced indexing by several tensors: right where no index is negative.
+_NEGATIVE_INDICES = r".*If indices include negative values"
 # The exporter's constant folding leaving a strided Slice unfolded: the graph is right.
 _SLICE_NOT_FOLDED = r"Constant folding - Only steps=1 can be constant folded"
 # The tracer's note on torch.tensor(...): harmless when its arguments are literals.
@@ -118,6 +121,8 @@ def export_onnx(spec: SubgraphSpec, path: Path) -> None:
         if n_in == 0:
             warnings.filterwarnings("ignore", message=_NO_INPUTS, category=UserWarning)
         warnings.filterwarnings("error", message=_WRONG_ON_SOME_INPUTS, category=UserWarning)
+        if subscripts_are_nonnegative(spec.graph_module):  # (run-time indices wrapped by check-index-bounds)
+            warnings.filterwarnings("ignore", message=_NEGATIVE_INDICES, category=UserWarning)
         warnings.filterwarnings("ignore", message=_SLICE_NOT_FOLDED, category=UserWarning)
         try:
             with _quiet_export_log(), _training_flags_kept(spec.graph_module):
