@@ -69,7 +69,7 @@ _NARROW = ("builtins.RuntimeError", "start + length exceeds dimension size ({siz
 _NARROW_START = ("builtins.IndexError", "start out of range (expected to be in range of [-n, n] for the dimension "
                                         "size n = {size})")
 _REPEATS = ("builtins.RuntimeError", "repeats can not be negative")
-_TARGET = ("builtins.IndexError", "Target is out of bounds.")
+_TARGET = ("builtins.IndexError", "Target {index} is out of bounds.")
 # Losses over class indices: (target's argument position, ignore_index's default).
 _CLASS_LOSSES = {"torch.nn.functional.cross_entropy": 1, "torch.nn.functional.nll_loss": 1}
 
@@ -672,22 +672,22 @@ _EMPTY = {_SUBSCRIPT: ("builtins.IndexError", "index is out of bounds for dimens
 
 def _unless_empty(size: SSAValue, raising: list[Operation], error: tuple[str, str]) -> list[Operation]:
     """`raising` where the indexed dim is not empty; eager's own `error` where it is."""
-    zero = arith.ConstantOp(IntegerAttr(0, i64))
-    empty = arith.CmpiOp(size, zero.result, "eq")
-    text = d.ConstantOp(StringAttr(error[1]), d.PYOBJ)
-    then_block = Block([text, d.RaiseOp(error[0], [text.result]), d.YieldOp()])
-    return [zero, empty, d.IfOp(empty.result, [], Region(then_block), Region(Block([*raising, d.YieldOp()])))]
+    return _otherwise(size, "eq", error, raising)
 
 
 def _unless_negative(index: SSAValue, raising: list[Operation]) -> list[Operation]:
     """one_hot's `raising` where the first class out of range is too large; eager's
-    other text where it is negative."""
+    other text where it is negative (the index read stays before the test)."""
+    return [*raising[:-2], *_otherwise(index, "slt", (_ONE_HOT[0], _ONE_HOT_NEGATIVE), raising[-2:])]
+
+
+def _otherwise(value: SSAValue, predicate: str, error: tuple[str, str], raising: list[Operation]) -> list[Operation]:
+    """Where `value <predicate> 0`, eager's other `error`; `raising` where not."""
     zero = arith.ConstantOp(IntegerAttr(0, i64))
-    negative = arith.CmpiOp(index, zero.result, "slt")
-    text = d.ConstantOp(StringAttr(_ONE_HOT_NEGATIVE), d.PYOBJ)
-    then_block = Block([text, d.RaiseOp(_ONE_HOT[0], [text.result]), d.YieldOp()])
-    return [*raising[:-2], zero, negative,
-            d.IfOp(negative.result, [], Region(then_block), Region(Block([*raising[-2:], d.YieldOp()])))]
+    test = arith.CmpiOp(value, zero.result, predicate)
+    text = d.ConstantOp(StringAttr(error[1]), d.PYOBJ)
+    then_block = Block([text, d.RaiseOp(error[0], [text.result]), d.YieldOp()])
+    return [zero, test, d.IfOp(test.result, [], Region(then_block), Region(Block([*raising, d.YieldOp()])))]
 
 
 def _raise_unless(site: _Site, ok: SSAValue, model_op: Operation, index: SSAValue | None = None,
