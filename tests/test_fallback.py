@@ -6,6 +6,7 @@ import contextlib
 import copy
 import io
 import json
+import random
 import subprocess
 import sys
 import warnings
@@ -1083,3 +1084,35 @@ def test_in_place_updates_through_views_of_an_argument_reach_the_callers_tensor(
         mine, theirs = x.clone(), x.clone()
         assert torch.equal(cm(mine), model(theirs))
         assert torch.equal(mine, theirs)
+
+
+class TeacherForcing(torch.nn.Module):
+    """A seq2seq tutorial's `use_teacher_forcing = True if random.random() < ratio else False`."""
+
+    def __init__(self):
+        super().__init__()
+        self.fc = torch.nn.Linear(4, 4)
+
+    def forward(self, x, ratio: float = 0.5):
+        use_teacher_forcing = True if random.random() < ratio else False
+        h = self.fc(x)
+        return h * 2 if use_teacher_forcing else h - 1
+
+
+def test_python_randomness_runs_as_python_and_says_so():
+    """The region's reason named a function the user never wrote ("unknown function
+    'builtins.Random.random'": the random module's hidden instance's method); it now
+    says what the construct is, and each call draws as eager draws."""
+    model = TeacherForcing()
+    with pytest.warns(dycl.FallbackWarning):
+        cm = dycl.compile(model, [torch.randn(2, 4)], backend="torch")
+    (region,) = cm.fallbacks
+    assert "Python-side randomness" in region["reason"] and "Random" not in region["reason"], region
+    x = torch.randn(2, 4)
+    random.seed(3)
+    got = [cm(x) for _ in range(8)]
+    random.seed(3)
+    with torch.no_grad():
+        want = [model(x) for _ in range(8)]
+    assert all(torch.equal(g, w) for g, w in zip(got, want))
+    assert len({round(g[0, 0].item(), 5) for g in got}) == 2  # (both paths taken)

@@ -322,6 +322,9 @@ def qualname_of(obj: Any) -> str | None:
         return f"{owner}.{obj.__name__}" if owner else None
     if obj is getattr(torch, getattr(obj, "__name__", ""), None):
         return f"torch.{obj.__name__}"
+    owner = getattr(obj, "__self__", None)
+    if owner is not None and not isinstance(owner, (types.ModuleType, type)):
+        return None  # a method bound to an object (`random.random`: the module's hidden Random): no global name
     mod = getattr(obj, "__module__", None)
     name = getattr(obj, "__qualname__", None) or getattr(obj, "__name__", None)
     if mod is None and isinstance(obj, types.BuiltinFunctionType):
