@@ -495,3 +495,20 @@ def test_indexing_by_several_tensors_that_may_be_negative_is_refused(tmp_path):
     spec = SubgraphSpec("sub_neg", fx.symbolic_trace(fn), [torch.randn(5, 3), torch.tensor([0, 1, 2])])
     with pytest.raises(BackendError, match="would be wrong on some inputs: .*negative values"):
         OnnxRuntimeBackend().build(spec, Target(), tmp_path)
+
+
+def test_index_add_with_repeated_indices_is_exported_as_a_scatter_add(tmp_path):
+    """MoE dispatch adds several tokens' rows to one (`out.index_add_(0, top_x, rows)`):
+    torch.onnx spells index_add as a ScatterElements that keeps one of them (and
+    warns, so every such sub-DNN went to another backend). Exported as a scatter_add."""
+    def fn(x, idx, v):
+        out = x.clone()
+        out.index_add_(0, idx, v)
+        return (out, torch.index_add(x, 1, idx[:2] % 3, x[:, :2] * 3, alpha=2))
+
+    inputs = [torch.zeros(6, 3), torch.tensor([1, 1, 2, 1, 0]), torch.arange(15.).reshape(5, 3)]
+    expected, run, _ = build_and_load(fn, inputs, tmp_path)
+    for idx in (torch.tensor([1, 1, 2, 1, 0]), torch.tensor([5, 0, 0, 2, 5]), torch.tensor([0, 1, 2, 0, 1])):
+        x, v = torch.randn(6, 3), torch.randn(5, 3)
+        for got, want in zip(run(x, idx, v), fn(x, idx, v)):
+            assert torch.allclose(got, want, atol=1e-6)

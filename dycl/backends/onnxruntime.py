@@ -127,7 +127,7 @@ def export_onnx(spec: SubgraphSpec, path: Path) -> None:
         try:
             with _quiet_export_log(), _training_flags_kept(spec.graph_module):
                 torch.onnx.export(
-                    _tile_as_repeat(spec.graph_module),
+                    _for_export(spec.graph_module),
                     tuple(spec.example_inputs),
                     str(path),
                     dynamo=False,
@@ -154,17 +154,54 @@ def _tile(x: torch.Tensor, *reps: Any) -> torch.Tensor:
     return x.repeat((1,) * (x.dim() - len(reps)) + tuple(reps))
 
 
-def _tile_as_repeat(gm: torch.fx.GraphModule) -> torch.fx.GraphModule:
-    """`gm`, or a copy of it (the same modules) whose tile calls are `_tile`."""
-    tiles = [n for n in gm.graph.nodes if n.op == "call_method" and n.target == "tile" or
-             n.op == "call_function" and n.target in (torch.tile, torch.Tensor.tile)]
-    if not tiles:
+def _scatter_add_index(dim: int, index: torch.Tensor, source: torch.Tensor) -> tuple[int, torch.Tensor]:
+    d = dim % source.dim()
+    shape = [1] * source.dim()
+    shape[d] = -1
+    return d, index.reshape(shape).expand(source.shape)
+
+
+def _index_add(x: torch.Tensor, dim: int, index: torch.Tensor, source: torch.Tensor, alpha: Any = 1) -> torch.Tensor:
+    """`x.index_add(dim, index, source)` as a scatter_add: the exporter spells
+    index_add as a ScatterElements without reduction, which keeps one of the rows
+    a repeated index adds (MoE dispatch adds several tokens' rows to one), and warns."""
+    if source.dim() == 0:
+        return x.index_add(dim, index, source, alpha=alpha)
+    d, full = _scatter_add_index(dim, index, source)
+    return x.scatter_add(d, full, source if alpha == 1 else source * alpha)
+
+
+def _index_add_(x: torch.Tensor, dim: int, index: torch.Tensor, source: torch.Tensor, alpha: Any = 1) -> torch.Tensor:
+    if source.dim() == 0:
+        return x.index_add_(dim, index, source, alpha=alpha)
+    d, full = _scatter_add_index(dim, index, source)
+    return x.copy_(x.scatter_add(d, full, source if alpha == 1 else source * alpha))
+
+
+def _export_spelling(n: torch.fx.Node) -> Any:
+    """What a node calls instead for the exporter (None: as it is)."""
+    if n.op == "call_method" and n.target == "tile" or \
+            n.op == "call_function" and n.target in (torch.tile, torch.Tensor.tile):
+        return _tile
+    if set(n.kwargs) <= {"alpha"} and len(n.args) == 4:
+        if n.op == "call_method" and n.target == "index_add" or \
+                n.op == "call_function" and n.target in (torch.index_add, torch.Tensor.index_add):
+            return _index_add
+        if n.op == "call_method" and n.target == "index_add_" or \
+                n.op == "call_function" and n.target is torch.Tensor.index_add_:
+            return _index_add_
+    return None
+
+
+def _for_export(gm: torch.fx.GraphModule) -> torch.fx.GraphModule:
+    """`gm`, or a copy of it (the same modules) whose calls the exporter gets wrong are
+    spelled otherwise (tile, index_add)."""
+    if not any(_export_spelling(n) is not None for n in gm.graph.nodes):
         return gm
     graph = copy.deepcopy(gm.graph)
     for n in graph.nodes:
-        if n.op == "call_method" and n.target == "tile" or \
-                n.op == "call_function" and n.target in (torch.tile, torch.Tensor.tile):
-            n.op, n.target = "call_function", _tile
+        if (spelling := _export_spelling(n)) is not None:
+            n.op, n.target = "call_function", spelling
             if "dims" in n.kwargs:  # torch.tile(x, dims=(2, 1))
                 n.args, n.kwargs = (*n.args, n.kwargs["dims"]), {}
     return torch.fx.GraphModule(gm, graph)
