@@ -12,15 +12,15 @@ sub-DNNs do.
 
 from typing import TYPE_CHECKING, Any
 
-from dycl.diagnostics import (BackendError, DyclError, FallbackWarning, FrontendError, InputError, PassError,
-                              UsageError)
+from dycl.diagnostics import (BackendError, DyclError, FallbackWarning, FrontendError, InputError,
+                              InternalErrorWarning, PassError, UsageError)
 
 if TYPE_CHECKING:
     from dycl.compiler import compile
     from dycl.runtime import CompiledModel, load
 
 __all__ = ["compile", "load", "CompiledModel", "DyclError", "FrontendError", "PassError", "BackendError", "InputError",
-           "UsageError", "FallbackWarning"]
+           "UsageError", "FallbackWarning", "InternalErrorWarning"]
 
 
 def __getattr__(name: str) -> Any:

@@ -446,6 +446,8 @@ def compile(
                     raise eager_error from e  # eager's reason is the one to show
                 raise
             out.mkdir()
+            if not isinstance(e, DyclError):
+                warn_internal_error(e, type(model).__name__, tier)
             # Compile more of the model as Python (never a wrong answer, only slower).
             message = e.format().splitlines()[0] if isinstance(e, DyclError) else f"{type(e).__name__}: {e}"
             attempts.append(f"{tier}: {message}")
@@ -688,6 +690,22 @@ def _in_model_code(e: BaseException) -> bool:
         return False
     file = str(Path(e.loc.file).resolve())
     return not any(file.startswith(str(Path(pkg.__file__).parent.resolve())) for pkg in (dycl, torch))
+
+
+def warn_internal_error(e: BaseException, model: str, tier: str) -> None:
+    """An exception of dycl's own (not a diagnostic) made a compile attempt fail: the
+    model still compiles, with more of it as Python, but the bug must not hide."""
+    import traceback
+    import warnings
+
+    from dycl.diagnostics import InternalErrorWarning
+
+    frame = traceback.extract_tb(e.__traceback__)[-1] if e.__traceback__ else None
+    where = f" at {Path(frame.filename).name}:{frame.lineno}" if frame else ""
+    text = str(e).splitlines()[0][:200] if str(e) else ""
+    warnings.warn(f"dycl: internal error compiling {model} ({type(e).__name__}{where}: {text}); this is a bug "
+                  f"in dycl (please report it): the compile goes on with more of the model as Python (after "
+                  f"the '{tier}' attempt)", InternalErrorWarning, stacklevel=user_stacklevel())
 
 
 def warn_fallbacks(records: list[dict[str, Any]]) -> None:

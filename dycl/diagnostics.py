@@ -110,6 +110,11 @@ class FallbackWarning(UserWarning):
     """Parts of a model run as Python in the host (fallback regions); said once per compile."""
 
 
+class InternalErrorWarning(UserWarning):
+    """A bug in dycl made a compile attempt fail; the compile went on with more of the
+    model as Python (a correct answer, slower). Please report it."""
+
+
 class InputError(DyclError, ValueError):
     """A compiled model was called with inputs that do not match its signature."""
 

@@ -291,7 +291,7 @@ class _Inferrer:
         if self.loop_depth:
             self.set(op.result, result)  # (a loop's body may run again, on tensors whose requires_grad varies)
             return
-        self.autograd_queries.pop(op)
+        self.autograd_queries.pop(op, None)  # (not there where it varies: decided above for this run only)
         replace_autograd_query(op, result, self.set)
 
     @staticmethod

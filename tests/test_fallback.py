@@ -1116,3 +1116,41 @@ def test_python_randomness_runs_as_python_and_says_so():
         want = [model(x) for _ in range(8)]
     assert all(torch.equal(g, w) for g, w in zip(got, want))
     assert len({round(g[0, 0].item(), 5) for g in got}) == 2  # (both paths taken)
+
+
+def test_an_internal_error_is_said_and_the_model_still_compiles(monkeypatch):
+    """A bug in dycl (here: a KeyError planted in shape inference) made a compile attempt
+    fail silently: the model compiled with more of it as Python, the bug's only trace
+    a line in `cm.report.fallback_attempts`. It is now an InternalErrorWarning naming
+    the exception and where it was raised (and the suite, whose warnings are errors,
+    fails on any such bug)."""
+    from dycl.passes import shape_inference
+
+    real = shape_inference._Inferrer.run_autograd_aware
+
+    def planted(self, op):
+        if getattr(op, "method", None) is not None and op.method.data == "sum":
+            raise KeyError("planted")
+        return real(self, op)
+
+    monkeypatch.setattr(shape_inference._Inferrer, "run_autograd_aware", planted)
+
+    class Summed(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.fc = torch.nn.Linear(4, 4)
+
+        def forward(self, x):
+            h = self.fc(x)
+            return h * 2 if h.sum() > 0 else h - 1
+
+    model = Summed()
+    with pytest.warns(dycl.InternalErrorWarning, match=r"internal error compiling Summed \(KeyError at "
+                                                       r"test_fallback\.py:\d+: 'planted'\); this is a bug") as w, \
+            warnings.catch_warnings():
+        warnings.simplefilter("ignore", dycl.FallbackWarning)
+        cm = dycl.compile(model, [torch.randn(2, 4)], backend="torch")
+    assert w[0].filename == __file__
+    for s in (1.0, -1.0):
+        x = torch.full((2, 4), s)
+        assert torch.equal(cm(x), model(x))

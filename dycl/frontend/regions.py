@@ -882,7 +882,7 @@ def _class_writes(cls: type) -> frozenset[str]:
     if cls not in _CLASS_WRITES:
         names: set[str] = set()
         for name, fn in inspect.getmembers(cls, inspect.isfunction):
-            if name == "__init__" or fn.__module__.startswith("torch."):
+            if name == "__init__" or (fn.__module__ or "").startswith("torch."):  # (None: code run by exec)
                 continue
             fdef = _function_ast(fn)
             if fdef is None or not fdef.args.args:
