@@ -16,8 +16,10 @@ those runs did not take (`if x.sum() > 0: self.hits += 1`).
 from __future__ import annotations
 
 import ast
+import inspect
 import random
 import sys
+import textwrap
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -90,10 +92,13 @@ def watched(fn: Any, params: list[str], effects: RegionEffects) -> Any:
     return run
 
 
-def region_effects(code: str, model: Any, observed: RegionEffects) -> list[str]:
+def region_effects(code: str, model: Any, observed: RegionEffects, user_globals: dict[str, Any] | None = None,
+                   ) -> list[str]:
     """The `dycl.region_effects` entries of a region: what its runs changed, and what
-    its source may write on paths they did not take."""
-    writes, other = static_writes(code, training=any(m.training for m in model.modules()))
+    its source, and that of the functions and modules it calls, may write on paths
+    they did not take."""
+    writes, other = static_writes(code, training=any(m.training for m in model.modules()), model=model,
+                                  user_globals=user_globals)
     out = RegionEffects(set(observed.attributes), [*observed.other, *other])
     for path, steps, how in writes:
         found = _undoable(model, path, steps, how)
@@ -131,65 +136,181 @@ def _undoable(model: Any, path: str, steps: list[tuple[str, str]], how: str) -> 
     return None
 
 
-def static_writes(code: str, training: bool = True) -> tuple[list[tuple[str, list[tuple[str, str]], str]], list[str]]:
+Writes = list[tuple[str, list[tuple[str, str]], str]]
+
+
+def static_writes(code: str, training: bool = True, model: Any = None,
+                  user_globals: dict[str, Any] | None = None) -> tuple[Writes, list[str]]:
     """From a region's source: its writes into what a module holds, as (the module's
     path, the steps from it: ('attr', name) or ('item', ''), how: store, update,
-    delete, call), and why any other write it makes is not its own business.
-    `training`: some module is in training mode (`F.dropout(h, training=self.training)`
-    draws random numbers)."""
-    tree = ast.parse(code)
-    fn = tree.body[0]
+    delete, call), and why any other write it makes is not its own business; with
+    `model` and the region's globals, also those of what it calls (a helper that
+    counts `self.n += 1` on a path no compile-time run took). `training`: some module
+    is in training mode (`F.dropout(h, training=self.training)` draws)."""
+    scanner = _Scanner(training, model)
+    fn = ast.parse(code).body[0]
     assert isinstance(fn, ast.FunctionDef)
-    params = {a.arg for a in fn.args.args}
-    modules: dict[str, str] = {}  # a name bound to a submodule of the root -> its path
-    outside: set[str] = set()  # names bound to other objects the root holds
-    locals_: set[str] = set()
-    for node in ast.walk(fn):
-        if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
-            path = _submodule_path(node.value)
+    scanner.scan(fn, {}, user_globals, region=True)
+    return scanner.writes, scanner.other
+
+
+_LOGGING = frozenset({"debug", "info", "warning", "error", "exception", "critical", "log", "fatal"})
+
+
+class _Scanner:
+    """Reads functions' sources for writes outside their locals, following the calls it
+    can resolve (helpers, methods, submodules) and, for one it cannot (`expert(h)` of a
+    loop over a ModuleList), every module of the model's own classes."""
+
+    def __init__(self, training: bool, model: Any) -> None:
+        self.training, self.model = training, model
+        self.writes: Writes = []
+        self.other: list[str] = []
+        self.seen: set[tuple[int, str | None]] = set()
+        self.depth = 0
+        self.paths = {id(m): p for p, m in model.named_modules()} if model is not None else {}
+
+    def scan(self, fn: ast.FunctionDef, modules: dict[str, str], fn_globals: dict[str, Any] | None,
+             region: bool = False) -> None:
+        params = {a.arg for a in (*fn.args.posonlyargs, *fn.args.args, *fn.args.kwonlyargs)} | \
+            {a.arg for a in (fn.args.vararg, fn.args.kwarg) if a is not None}
+        outside: set[str] = set()  # names bound to other objects the root holds
+        locals_: set[str] = set()
+        for node in ast.walk(fn):
+            if region and isinstance(node, ast.Assign) and len(node.targets) == 1 and \
+                    isinstance(node.targets[0], ast.Name):
+                path = _submodule_path(node.value)
+                if path is not None:
+                    modules[node.targets[0].id] = path
+                    continue
+                if any(isinstance(n, ast.Name) and n.id == "__dycl_root" for n in ast.walk(node.value)):
+                    outside.add(node.targets[0].id)
+                    continue
+            locals_.update(_stored_names(node))
+        locals_ -= params | set(modules) | outside
+        if not region:
+            locals_ -= set(modules)
+
+        def written(target: ast.expr, how: str) -> None:
+            chain = _steps(target)
+            if chain is None:
+                self.other.append(f"it writes into a value it did not make ({how})")
+            elif chain[0] in modules:
+                self.writes.append((modules[chain[0]], chain[1], how))
+            elif chain[0] not in locals_:
+                self.other.append(f"it writes into '{chain[0]}' ({how})")
+
+        for node in ast.walk(fn):
+            if isinstance(node, (ast.Global, ast.Nonlocal)):
+                self.other.append(f"it rebinds the global(s) {', '.join(node.names)}")
+            elif isinstance(node, (ast.Assign, ast.AugAssign, ast.AnnAssign, ast.Delete)):
+                targets = node.targets if isinstance(node, (ast.Assign, ast.Delete)) else [node.target]
+                how = "update" if isinstance(node, ast.AugAssign) else "delete" if isinstance(node, ast.Delete) \
+                    else "store"
+                for t in _flattened(targets):
+                    if isinstance(t, (ast.Attribute, ast.Subscript)):
+                        written(t, how)
+                    elif how == "update" and isinstance(t, ast.Name) and t.id in params and t.id not in modules:
+                        self.other.append(f"it updates its argument '{t.id}' (in place where it is a tensor or a list)")
+            elif isinstance(node, ast.Call):
+                self.call(node, modules, locals_ | params, fn_globals, written)
+
+    def call(self, node: ast.Call, modules: dict[str, str], names: set[str], fn_globals: dict[str, Any] | None,
+             written: Any) -> None:
+        callee = node.func
+        name = callee.attr if isinstance(callee, ast.Attribute) else callee.id if isinstance(callee, ast.Name) else ""
+        if name in _RANDOM and not _module_call(callee, modules) and not _told_not_to_draw(node, self.training):
+            self.other.append(f"it may draw random numbers ({name})")
+            return
+        if name == "print":
+            self.other.append("it prints")
+            return
+        chain = _steps(callee)
+        if name in _LOGGING and isinstance(callee, ast.Attribute) and "log" in ast.unparse(callee.value).lower():
+            self.other.append("it logs")
+            return
+        if isinstance(callee, ast.Attribute) and (name in _MUTATING or name.endswith("_") and not name.startswith("_")):
+            written(callee.value, "call")
+            return
+        if chain is None or self.model is None or self.depth > 6:
+            return
+        root, steps = chain
+        if any(k != "attr" for k, _ in steps):
+            return
+        if root in modules:
+            obj: Any = self._at(modules[root])
+        elif root in names:
+            if not steps:  # `expert(h)`, a module or function bound in the code
+                self.unresolved()
+            return
+        elif fn_globals is not None and root in fn_globals:
+            obj = fn_globals[root]
+        else:
+            return
+        for _, attr in steps:
+            obj = getattr(obj, attr, None)
+            if obj is None:
+                return
+        self.called(obj)
+
+    def _at(self, path: str) -> Any:
+        try:
+            return self.model.get_submodule(path)
+        except AttributeError:
+            return None
+
+    def called(self, obj: Any) -> None:
+        """What calling `obj` may change: a user module's forward, a method (of a module,
+        with `self` its path), a user function."""
+        if isinstance(obj, torch.nn.Module):
+            if _library(type(obj)):
+                if self.training and obj.training and "dropout" in type(obj).__name__.lower():
+                    self.other.append("it may draw random numbers (dropout)")
+                return
+            self.function(type(obj).forward, self.paths.get(id(obj)))
+        elif inspect.ismethod(obj) and not isinstance(obj.__self__, type):
+            owner = obj.__self__
+            if isinstance(owner, torch.nn.Module):
+                self.function(obj.__func__, self.paths.get(id(owner)))
+            elif not _library(type(owner)):
+                self.function(obj.__func__, None, plain_self=True)
+        elif inspect.isfunction(obj) and not _library(obj):
+            self.function(obj, None)
+
+    def function(self, fn: Any, path: str | None, plain_self: bool = False) -> None:
+        key = (id(getattr(fn, "__code__", fn)), path)
+        if key in self.seen:
+            return
+        self.seen.add(key)
+        try:
+            fdef = ast.parse(textwrap.dedent(inspect.getsource(fn))).body[0]
+        except (OSError, TypeError, SyntaxError, IndexError):
+            self.other.append(f"it calls {getattr(fn, '__qualname__', fn)!s}, whose source is not at hand")
+            return
+        if not isinstance(fdef, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            return
+        args = fdef.args.posonlyargs + fdef.args.args
+        modules: dict[str, str] = {}
+        if args and (path is not None or plain_self) and not isinstance(fdef, ast.AsyncFunctionDef):
             if path is not None:
-                modules[node.targets[0].id] = path
-                continue
-            if any(isinstance(n, ast.Name) and n.id == "__dycl_root" for n in ast.walk(node.value)):
-                outside.add(node.targets[0].id)
-                continue
-        locals_.update(_stored_names(node))
-    locals_ -= params | set(modules) | outside
-    writes: list[tuple[str, list[tuple[str, str]], str]] = []
-    other: list[str] = []
+                modules[args[0].arg] = path
+        self.depth += 1
+        try:
+            self.scan(fdef, modules, getattr(fn, "__globals__", None))  # type: ignore[arg-type]
+        finally:
+            self.depth -= 1
 
-    def written(target: ast.expr, how: str) -> None:
-        chain = _steps(target)
-        if chain is None:
-            other.append(f"it writes into a value it did not make ({how})")
-        elif chain[0] in modules:
-            writes.append((modules[chain[0]], chain[1], how))
-        elif chain[0] not in locals_:
-            other.append(f"it writes into '{chain[0]}' ({how})")
+    def unresolved(self) -> None:
+        """A call of a value bound in the code: any submodule of the model's own classes."""
+        for path, m in self.model.named_modules():
+            if path and not _library(type(m)):
+                self.function(type(m).forward, path)
 
-    for node in ast.walk(fn):
-        if isinstance(node, (ast.Global, ast.Nonlocal)):
-            other.append(f"it rebinds the global(s) {', '.join(node.names)}")
-        elif isinstance(node, (ast.Assign, ast.AugAssign, ast.AnnAssign, ast.Delete)):
-            targets = node.targets if isinstance(node, (ast.Assign, ast.Delete)) else [node.target]
-            how = "update" if isinstance(node, ast.AugAssign) else "delete" if isinstance(node, ast.Delete) else "store"
-            for t in _flattened(targets):
-                if isinstance(t, (ast.Attribute, ast.Subscript)):
-                    written(t, how)
-                elif how == "update" and isinstance(t, ast.Name) and t.id in params:
-                    other.append(f"it updates its argument '{t.id}' (in place where it is a tensor or a list)")
-        elif isinstance(node, ast.Call):
-            callee = node.func
-            name = callee.attr if isinstance(callee, ast.Attribute) else callee.id if isinstance(callee, ast.Name) \
-                else ""
-            if name in _RANDOM and not _module_call(callee, modules) and not _told_not_to_draw(node, training):
-                other.append(f"it may draw random numbers ({name})")
-            elif name == "print":
-                other.append("it prints")
-            elif isinstance(callee, ast.Attribute) and (name in _MUTATING or name.endswith("_") and
-                                                        not name.startswith("_")):
-                written(callee.value, "call")
-    return writes, other
+
+def _library(obj: Any) -> bool:
+    """torch's, the standard library's or dycl's own (not the model's code)."""
+    top = (getattr(obj, "__module__", None) or "").split(".")[0]
+    return top in ("torch", "dycl", "numpy", "builtins", "functools", "typing") or top in sys.stdlib_module_names
 
 
 def _module_call(callee: ast.expr, modules: dict[str, str]) -> bool:

@@ -18,7 +18,7 @@ INPUTS = [torch.randn(4, 4, generator=torch.Generator().manual_seed(s)) * scale
 
 def _compile(cls):
     model = cls().eval()
-    with pytest.warns(FallbackWarning, match="run as Python"):
+    with pytest.warns(FallbackWarning, match="runs? as Python"):
         cm = dycl.compile(model, [torch.randn(4, 4)], backend="torch")
     return model, cm
 
@@ -113,3 +113,28 @@ class _no_warning:
 
     def __exit__(self, *exc):
         self._catch.__exit__(*exc)
+
+
+def test_state_changed_by_helpers_on_a_path_no_compile_time_run_took():
+    """Such a path's effects were neither seen in the runs nor in the region's own
+    source: the call ran again with them done twice (probe 24a: `self.n` 2 where
+    eager has 1; a global list appended twice). The source of what the region calls
+    (methods, helpers, submodules' forward) is read too."""
+    from models import data_sized_regions as m
+
+    x = torch.randn(4, 4)
+    x[0, 0] = 100.0
+    model, eager = m.RarePathHelpers().eval(), m.RarePathHelpers().eval()
+    with pytest.warns(FallbackWarning, match="runs? as Python"):
+        cm = dycl.compile(model, [torch.randn(4, 4)], backend="torch")
+    with torch.no_grad(), pytest.warns(FallbackWarning, match="such calls run the model as eager"):
+        assert torch.allclose(cm(x), eager(x))
+    assert model.n == eager.n == 1
+
+    model = m.RarePathGlobalLog().eval()
+    with pytest.warns(FallbackWarning, match="runs? as Python"):
+        cm = dycl.compile(model, [torch.randn(4, 4)], backend="torch")
+    m.EVENTS.clear()
+    with torch.no_grad(), pytest.raises(RuntimeError, match="cannot run again as eager Python"):
+        cm(x)
+    assert m.EVENTS == [1]

@@ -68,3 +68,52 @@ class DataSizedExpertsPrinting(_Experts):
             print("rows kept:", keep)
             outs.append(expert(chunk)[:keep])
         return self.finish(outs)
+
+
+EVENTS = []
+
+
+def _note(k):
+    EVENTS.append(k)
+
+
+class RarePathHelpers(nn.Module):
+    """Python whose rare path (no compile-time stand-in reaches `>= 50`) keeps all
+    rows and counts through a method on the module: saved and put back, the call runs
+    again as eager."""
+
+    def __init__(self):
+        super().__init__()
+        torch.manual_seed(0)
+        self.l = nn.Linear(4, 4)
+        self.n = 0
+
+    def bump(self):
+        self.n += 1
+
+    def forward(self, x):
+        try:
+            if int(x[0, 0]) >= 50:
+                self.bump()
+                y = x
+            else:
+                y = x[:2]
+        except ValueError:
+            y = x[:1]
+        return self.l(y)
+
+
+class RarePathGlobalLog(RarePathHelpers):
+    """The same, through a module-level function appending to a global list: that
+    cannot be put back, so the mismatch is an error, never a second append."""
+
+    def forward(self, x):
+        try:
+            if int(x[0, 0]) >= 50:
+                _note(1)
+                y = x
+            else:
+                y = x[:2]
+        except ValueError:
+            y = x[:1]
+        return self.l(y)
