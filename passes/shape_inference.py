@@ -544,8 +544,13 @@ class _Inferrer:
                     if t == d.ANY:
                         t = src.type if isinstance(src, Unknown) else type_of_value(src)
                     if type(src) in (int, float, bool) and t in (i64, f64, i1) and _decided(op.input):
-                        # a number static sizes decide (`int(x.numel())`): the same on every run
-                        self.set(op.result, {i64: int, f64: float, i1: bool}[t](src))  # type: ignore[index]
+                        # a number static sizes decide (`int(x.numel())`): the same on every run, a
+                        # constant (a sub-DNN then sees `F.one_hot(i, int(g.shape[1]))`'s classes)
+                        value = {i64: int, f64: float, i1: bool}[t](src)  # type: ignore[index]
+                        const = arith.ConstantOp(FloatAttr(value, f64) if t == f64 else IntegerAttr(int(value), t))
+                        const.location = op.location
+                        Rewriter.replace_op(op, const)
+                        self.set(const.result, value)
                         return
                 elif not isinstance(src, torch.Tensor) or isinstance(src.numel(), int) and src.numel() != 1:
                     # (a size only the run time knows: the host's item() checks it, as eager)
@@ -1540,7 +1545,10 @@ def _type_region(inferrer: _Inferrer, op: d.PyRegionOp, effects: Any, typed: boo
 def _note_effects(inferrer: _Inferrer, op: d.PyRegionOp, effects: Any) -> None:
     from dycl.region_effects import region_effects
 
-    entries = region_effects(op.code.data, inferrer.model, effects)
+    from dycl.pyregion import resolve_globals
+
+    user_globals = None if op.globals.data == "dycl.pyregion" else resolve_globals(op.globals.data)
+    entries = region_effects(op.code.data, inferrer.model, effects, user_globals)
     op.attributes[d.EFFECTS_ATTR] = ArrayAttr([StringAttr(e) for e in entries])
 
 

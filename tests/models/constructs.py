@@ -3426,7 +3426,9 @@ class TopTwoGatingWithoutDrops(nn.Module):
     `torch.max(exp_counts)`, a 0-d tensor given to `F.one_hot` as `num_classes`, and
     `gates1_s /= denom_s` updates an einsum's result in place. Shape inference failed
     on the data-dependent num_classes (forward ran as Python), and an einsum of two
-    operands was taken for a possible view of its first (a region)."""
+    operands was taken for a possible view of its first (a region); and
+    `num_experts = int(gates.shape[1])` reached the sub-DNN as a run-time int its
+    export could not take as one_hot's classes (no backend built it)."""
 
     def __init__(self):
         super().__init__()
@@ -3434,8 +3436,9 @@ class TopTwoGatingWithoutDrops(nn.Module):
 
     def forward(self, x):
         gates = F.softmax(self.wg(x), dim=1)
-        mask1 = F.one_hot(torch.argmax(gates, dim=1), num_classes=3)
-        mask2 = F.one_hot(torch.argmax(gates.masked_fill(mask1.bool(), float("-inf")), dim=1), num_classes=3)
+        num_experts = int(gates.shape[1])
+        mask1 = F.one_hot(torch.argmax(gates, dim=1), num_classes=num_experts)
+        mask2 = F.one_hot(torch.argmax(gates.masked_fill(mask1.bool(), float("-inf")), dim=1), num_classes=num_experts)
         locations1 = torch.cumsum(mask1, dim=0) - 1
         locations2 = torch.cumsum(mask2, dim=0) - 1 + torch.sum(mask1, dim=0, keepdim=True)
         capacity = torch.max(torch.sum(mask1 + mask2, dim=0))
