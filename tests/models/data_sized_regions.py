@@ -88,13 +88,13 @@ class RarePathHelpers(nn.Module):
         self.l = nn.Linear(4, 4)
         self.n = 0
 
-    def bump(self):
+    def on_rare_path(self):
         self.n += 1
 
     def forward(self, x):
         try:
             if int(x[0, 0]) >= 50:
-                self.bump()
+                self.on_rare_path()
                 y = x
             else:
                 y = x[:2]
@@ -107,13 +107,5 @@ class RarePathGlobalLog(RarePathHelpers):
     """The same, through a module-level function appending to a global list: that
     cannot be put back, so the mismatch is an error, never a second append."""
 
-    def forward(self, x):
-        try:
-            if int(x[0, 0]) >= 50:
-                _note(1)
-                y = x
-            else:
-                y = x[:2]
-        except ValueError:
-            y = x[:1]
-        return self.l(y)
+    def on_rare_path(self):
+        _note(1)
