@@ -479,10 +479,14 @@ def compile(
         # the sizes in its ranges that a sub-DNN's build does not hold for (torch.export
         # decided something at a length of 1, say) compile so too.
         cm.specialize = functools.partial(
-            compile, model, target=target, backend=backend, arch=arch, pipeline=pipeline, jobs=jobs,
+            _specialize, model, target=target, backend=backend, arch=arch, pipeline=pipeline, jobs=jobs,
             tune_trials=tune_trials, tuning_dir=tuning_dir, fallback=fallback, model_key=model_key, dynamic=False)
     if cm.fallbacks:
-        warn_fallbacks(cm.fallbacks)
+        locs = {r["loc"] for r in cm.fallbacks}
+        warned = _WARNED_REGIONS.setdefault(model, set())
+        if not (getattr(_SPECIALIZING, "on", False) and locs <= warned):
+            warn_fallbacks(cm.fallbacks)  # (not again for each input shape compiled on first use)
+        warned |= locs
     if cm._dim_check is not None:
         import warnings
 
@@ -690,6 +694,21 @@ def _in_model_code(e: BaseException) -> bool:
         return False
     file = str(Path(e.loc.file).resolve())
     return not any(file.startswith(str(Path(pkg.__file__).parent.resolve())) for pkg in (dycl, torch))
+
+
+# The regions each model's compiles warned of; a compile for other input shapes
+# (on first use) says only new ones.
+_WARNED_REGIONS: weakref.WeakKeyDictionary[Any, set[str]] = weakref.WeakKeyDictionary()
+_SPECIALIZING = threading.local()
+
+
+def _specialize(*args: Any, **kwargs: Any) -> Any:
+    """`compile` for other input shapes of a compiled model, on first use."""
+    _SPECIALIZING.on = True
+    try:
+        return compile(*args, **kwargs)
+    finally:
+        _SPECIALIZING.on = False
 
 
 def warn_internal_error(e: BaseException, model: str, tier: str) -> None:

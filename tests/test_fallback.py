@@ -1154,3 +1154,23 @@ def test_an_internal_error_is_said_and_the_model_still_compiles(monkeypatch):
     for s in (1.0, -1.0):
         x = torch.full((2, 4), s)
         assert torch.equal(cm(x), model(x))
+
+
+class PrintsItsShape(torch.nn.Module):
+    def forward(self, x):
+        print("shape", tuple(x.shape))
+        return x * 2
+
+
+def test_a_new_input_shape_does_not_warn_of_the_same_regions_again(capsys):
+    """Each input shape compiled on first use warned "1 region runs as Python" again
+    (probe 23a: three times for four shapes); the compile's warning says it once."""
+    model = PrintsItsShape()
+    with pytest.warns(dycl.FallbackWarning, match="1 region runs as Python"):
+        cm = dycl.compile(model, [torch.randn(2, 4)], backend="torch")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", dycl.FallbackWarning)
+        for shape in ((3, 4), (5, 2), (2, 4)):
+            x = torch.randn(shape)
+            assert torch.equal(cm(x), x * 2)
+    assert capsys.readouterr().out.count("shape") == 3
