@@ -90,9 +90,20 @@ def _run_torch(op: Operation, fn: Any, args: list[Any], kwargs: dict[str, Any]) 
         with quiet_logger("torch._subclasses.fake_tensor"), quiet_logger("torch.fx.experimental.symbolic_shapes"):
             return fn(*args, **kwargs)
     except Exception as e:
-        error = PassError(f"shape inference failed: {type(e).__name__}: {str(e).splitlines()[0]}", op)
+        error = PassError(f"shape inference failed: {_torch_failure(e)}", op)
         error.original = e  # type: ignore[attr-defined]
         raise error from None
+
+
+def _torch_failure(e: Exception) -> str:
+    """What torch's failure on fake tensors says, in the user's terms: a guard on a
+    size only the run knows (`sum([l > t for l in lengths.tolist()])`) names the test."""
+    first = str(e).splitlines()[0] if str(e) else ""
+    from torch.fx.experimental.symbolic_shapes import GuardOnDataDependentSymNode
+
+    if isinstance(e, GuardOnDataDependentSymNode):  # (torch's text names its own symbols: u0 > u1)
+        return "it needs to decide a test on numbers that follow tensor data (data-dependent), which only the run knows"
+    return f"{type(e).__name__}: {first}"
 
 
 class EagerRaises(Exception):

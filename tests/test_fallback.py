@@ -1174,3 +1174,40 @@ def test_a_new_input_shape_does_not_warn_of_the_same_regions_again(capsys):
             x = torch.randn(shape)
             assert torch.equal(cm(x), x * 2)
     assert capsys.readouterr().out.count("shape") == 3
+
+
+class ShrinkingBatchDecoder(torch.nn.Module):
+    """Show, Attend and Tell's training forward: `decode_lengths = (lengths - 1).tolist()`,
+    then per step `batch_size_t = sum([l > t for l in decode_lengths])` rows."""
+
+    def __init__(self):
+        super().__init__()
+        self.cell = torch.nn.GRUCell(4, 4)
+
+    def forward(self, x, lengths):
+        lengths, order = lengths.sort(dim=0, descending=True)
+        x = x[order]
+        decode_lengths = (lengths - 1).tolist()
+        h = torch.zeros(x.shape[0], 4)
+        out = torch.zeros(x.shape[0], max(decode_lengths), 4)
+        for t in range(max(decode_lengths)):
+            batch_size_t = sum([n > t for n in decode_lengths])
+            h = self.cell(x[:batch_size_t, t], h[:batch_size_t])
+            out[:batch_size_t, t] = h
+        return out, decode_lengths
+
+
+def test_a_test_on_numbers_from_data_is_named_in_the_users_terms():
+    """The region's reason was torch's own ("GuardOnDataDependentSymNode: Could not guard
+    on data-dependent expression u1 > u0"), symbols the user never wrote."""
+    model = ShrinkingBatchDecoder()
+    with pytest.warns(dycl.FallbackWarning):
+        cm = dycl.compile(model, [torch.randn(3, 6, 4), torch.tensor([4, 6, 2])], backend="torch")
+    reasons = " ".join(r["reason"] for r in cm.fallbacks)
+    assert "follow tensor data" in reasons and "GuardOnDataDependent" not in reasons and "u0" not in reasons, reasons
+    for lengths in ([4, 6, 2], [2, 2, 2], [6, 5, 3]):
+        x, n = torch.randn(3, 6, 4), torch.tensor(lengths)
+        with torch.no_grad():
+            want = model(x, n)
+        got = cm(x, n)
+        assert got[1] == want[1] and torch.allclose(got[0], want[0])
