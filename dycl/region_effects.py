@@ -36,6 +36,7 @@ _RANDOM = frozenset({"rand", "randn", "randint", "randperm", "rand_like", "randn
                      "alpha_dropout", "feature_alpha_dropout", "gumbel_softmax", "rrelu", "random", "choice",
                      "choices", "shuffle", "sample", "uniform", "gauss", "randrange", "getrandbits"})
 OTHER = "*"  # in an effects list: something the host cannot put back
+DRAWS = "rng"  # in an effects list: it draws from the global random generators (torch's, Python's, numpy's)
 
 
 @dataclass
@@ -45,10 +46,13 @@ class RegionEffects:
 
     attributes: set[tuple[str, str]] = field(default_factory=set)
     other: list[str] = field(default_factory=list)
+    draws: bool = False  # from the global random generators (their states can be saved and put back)
 
     def entries(self) -> list[str]:
-        """The op attribute's strings: 'path:name' per attribute, OTHER if anything else."""
-        return ([OTHER] if self.other else []) + sorted(f"{p}:{n}" for p, n in self.attributes)
+        """The op attribute's strings: 'path:name' per attribute, DRAWS where it draws
+        random numbers, OTHER if anything else."""
+        return ([OTHER] if self.other else []) + ([DRAWS] if self.draws else []) + \
+            sorted(f"{p}:{n}" for p, n in self.attributes)
 
 
 def _rng_state() -> tuple[Any, ...]:
@@ -63,11 +67,12 @@ class _SeededOps(TorchDispatchMode):
 
     def __init__(self) -> None:
         super().__init__()
-        self.seen = False
+        self.seen = self.private = False
 
     def __torch_dispatch__(self, func: Any, types: Any, args: Any = (), kwargs: Any = None) -> Any:
         if torch.Tag.nondeterministic_seeded in func.tags:
             self.seen = True
+            self.private |= (kwargs or {}).get("generator") is not None  # (a generator of the model's own)
         return func(*args, **(kwargs or {}))
 
 
@@ -87,8 +92,10 @@ def watched(fn: Any, params: list[str], effects: RegionEffects) -> Any:
             for name, t, version in held:
                 if t._version != version:
                     effects.other.append(f"it writes its argument '{name}' in place")
-            if seeded.seen or _rng_state() != before:
-                effects.other.append("it draws random numbers")
+            if seeded.private:
+                effects.other.append("it draws from a random generator of its own")
+            elif seeded.seen or _rng_state() != before:
+                effects.draws = True
     return run
 
 
@@ -97,9 +104,9 @@ def region_effects(code: str, model: Any, observed: RegionEffects, user_globals:
     """The `dycl.region_effects` entries of a region: what its runs changed, and what
     its source, and that of the functions and modules it calls, may write on paths
     they did not take."""
-    writes, other = static_writes(code, training=any(m.training for m in model.modules()), model=model,
-                                  user_globals=user_globals)
-    out = RegionEffects(set(observed.attributes), [*observed.other, *other])
+    writes, other, draws = static_writes(code, training=any(m.training for m in model.modules()), model=model,
+                                         user_globals=user_globals)
+    out = RegionEffects(set(observed.attributes), [*observed.other, *other], observed.draws or draws)
     for path, steps, how in writes:
         found = _undoable(model, path, steps, how)
         if found is None:
@@ -140,10 +147,11 @@ Writes = list[tuple[str, list[tuple[str, str]], str]]
 
 
 def static_writes(code: str, training: bool = True, model: Any = None,
-                  user_globals: dict[str, Any] | None = None) -> tuple[Writes, list[str]]:
+                  user_globals: dict[str, Any] | None = None) -> tuple[Writes, list[str], bool]:
     """From a region's source: its writes into what a module holds, as (the module's
     path, the steps from it: ('attr', name) or ('item', ''), how: store, update,
-    delete, call), and why any other write it makes is not its own business; with
+    delete, call), why any other write it makes is not its own business, and whether
+    it may draw from the global random generators; with
     `model` and the region's globals, also those of what it calls (a helper that
     counts `self.n += 1` on a path no compile-time run took). `training`: some module
     is in training mode (`F.dropout(h, training=self.training)` draws)."""
@@ -151,7 +159,7 @@ def static_writes(code: str, training: bool = True, model: Any = None,
     fn = ast.parse(code).body[0]
     assert isinstance(fn, ast.FunctionDef)
     scanner.scan(fn, {}, user_globals, region=True)
-    return scanner.writes, scanner.other
+    return scanner.writes, scanner.other, scanner.draws
 
 
 _LOGGING = frozenset({"debug", "info", "warning", "error", "exception", "critical", "log", "fatal"})
@@ -166,6 +174,7 @@ class _Scanner:
         self.training, self.model = training, model
         self.writes: Writes = []
         self.other: list[str] = []
+        self.draws = False
         self.seen: set[tuple[int, str | None]] = set()
         self.depth = 0
         self.paths = {id(m): p for p, m in model.named_modules()} if model is not None else {}
@@ -219,8 +228,11 @@ class _Scanner:
              written: Any) -> None:
         callee = node.func
         name = callee.attr if isinstance(callee, ast.Attribute) else callee.id if isinstance(callee, ast.Name) else ""
-        if name in _RANDOM and not _module_call(callee, modules) and not _told_not_to_draw(node, self.training):
-            self.other.append(f"it may draw random numbers ({name})")
+        if name in _RANDOM and not self._module_call(callee, modules) and not _told_not_to_draw(node, self.training):
+            if any(k.arg == "generator" for k in node.keywords) or _is_random_instance_call(callee, fn_globals):
+                self.other.append(f"it may draw from a random generator of its own ({name})")
+            else:
+                self.draws = True
             return
         if name == "print":
             self.other.append("it prints")
@@ -253,6 +265,17 @@ class _Scanner:
                 return
         self.called(obj)
 
+    def _module_call(self, callee: ast.expr, modules: dict[str, str]) -> bool:
+        """`self.dropout(h)`: a call of a submodule (what it draws, the runs show: a module
+        draws only in training mode, which the compile-time runs share)."""
+        chain = _steps(callee)
+        if chain is None or chain[0] not in modules or any(k != "attr" for k, _ in chain[1]):
+            return False
+        obj = self._at(modules[chain[0]]) if self.model is not None else None
+        for _, attr in chain[1]:
+            obj = getattr(obj, attr, None)
+        return isinstance(obj, torch.nn.Module) or self.model is None
+
     def _at(self, path: str) -> Any:
         try:
             return self.model.get_submodule(path)
@@ -265,7 +288,7 @@ class _Scanner:
         if isinstance(obj, torch.nn.Module):
             if _library(type(obj)):
                 if self.training and obj.training and "dropout" in type(obj).__name__.lower():
-                    self.other.append("it may draw random numbers (dropout)")
+                    self.draws = True
                 return
             self.function(type(obj).forward, self.paths.get(id(obj)))
         elif inspect.ismethod(obj) and not isinstance(obj.__self__, type):
@@ -307,17 +330,20 @@ class _Scanner:
                 self.function(type(m).forward, path)
 
 
+def _is_random_instance_call(callee: ast.expr, fn_globals: dict[str, Any] | None) -> bool:
+    """`rng.random()` on a generator object (random.Random, numpy's Generator), not
+    the module functions that draw from the global one (`random.random()`)."""
+    chain = _steps(callee)
+    if chain is None or not chain[1]:
+        return False
+    root = (fn_globals or {}).get(chain[0])
+    return root is None or not inspect.ismodule(root)
+
+
 def _library(obj: Any) -> bool:
     """torch's, the standard library's or dycl's own (not the model's code)."""
     top = (getattr(obj, "__module__", None) or "").split(".")[0]
     return top in ("torch", "dycl", "numpy", "builtins", "functools", "typing") or top in sys.stdlib_module_names
-
-
-def _module_call(callee: ast.expr, modules: dict[str, str]) -> bool:
-    """`self.dropout(h)`: a call of a submodule (what it draws, the runs show: a module
-    draws only in training mode, which the compile-time runs share)."""
-    chain = _steps(callee)
-    return chain is not None and chain[0] in modules and all(k == "attr" for k, _ in chain[1])
 
 
 def _told_not_to_draw(call: ast.Call, training: bool) -> bool:

@@ -84,8 +84,10 @@ class _Owner(torch.nn.Module):
     ("self.log[0].append(x)", ["*"]),  # a list inside a list: not saved
     ("x.add_(1)", ["*"]),  # an argument
     ("torch.manual_seed(0)", []),  # (names no random draw: the runs would show one)
-    ("y = torch.randn(2)", ["*"]),
-    ("y = torch.nn.functional.dropout(x, 0.1)", ["*"]),  # (training=True by default)
+    ("y = torch.randn(2)", ["rng"]),  # (the global generators' states: saved and put back)
+    ("y = torch.nn.functional.dropout(x, 0.1)", ["rng"]),  # (training=True by default)
+    ("y = torch.randn(2, generator=self.gen)", ["*"]),  # (a generator of the model's own)
+    ("y = self.rng.random()", ["*"]),
     ("y = torch.nn.functional.dropout(x, 0.1, training=self.training)", []),  # (the module is in eval mode)
     ("y = self.drop(x)", []),  # (a module: it draws in training mode only, as the runs would show)
     ("print(x)", ["*"]),
@@ -100,7 +102,7 @@ def test_what_a_region_may_change_is_read_from_its_source(statement, expected):
     root.eval()
     code = (f"def __dycl_region(__dycl_root, x):\n    self = __dycl_root.get_submodule('sub')\n    {statement}\n"
             "    return ()\n")
-    assert region_effects(code, root, RegionEffects()) == expected
+    assert region_effects(code, root, RegionEffects(), {"torch": torch}) == expected
 
 
 class _no_warning:
@@ -138,3 +140,24 @@ def test_state_changed_by_helpers_on_a_path_no_compile_time_run_took():
     with torch.no_grad(), pytest.raises(RuntimeError, match="cannot run again as eager Python"):
         cm(x)
     assert m.EVENTS == [1]
+
+
+def test_random_draws_before_the_mismatch_are_drawn_again_from_the_same_states():
+    """A region that draws (torch.rand, random.random) made the mismatch an error; the
+    generators' states are now saved at the call's start and put back: eager's draws."""
+    import random
+
+    from models.data_sized_regions import DataSizedExpertsNoisy
+
+    model, cm = _compile(DataSizedExpertsNoisy)
+    eager = DataSizedExpertsNoisy().eval()
+    with torch.no_grad(), pytest.warns(FallbackWarning, match="such calls run the model as eager"):
+        for i, x in enumerate(INPUTS):
+            torch.manual_seed(i)
+            random.seed(i)
+            want, after = eager(x), (torch.rand(1), random.random())
+            torch.manual_seed(i)
+            random.seed(i)
+            got = cm(x)
+            assert got.shape == want.shape and torch.allclose(got, want), i
+            assert (torch.rand(1), random.random()) == after, i  # (the generators where eager left them)

@@ -11,7 +11,10 @@ from xdsl.ir import Operation
 
 from dycl.classify import builds_python_object
 from dycl.dialects import dycl as d
-from dycl.region_effects import OTHER
+from dycl.region_effects import DRAWS, OTHER
+
+# In an undo list: the global random generators' states (torch's, Python's, numpy's).
+RANDOM_STATE = ("", "<random generators>")
 
 # Host calls that change nothing (builtins, math, operator); anything else may.
 _PURE_BUILTINS = frozenset({
@@ -31,7 +34,7 @@ def host_effect(op: Operation) -> list[tuple[str, str]] | None:
         texts = [e.data for e in entries.data]  # type: ignore[attr-defined]
         if OTHER in texts:
             return None
-        return [(t.rpartition(":")[0], t.rpartition(":")[2]) for t in texts]
+        return [RANDOM_STATE if t == DRAWS else (t.rpartition(":")[0], t.rpartition(":")[2]) for t in texts]
     if isinstance(op, d.SetAttrOp):
         return None if op.in_place is not None else [(op.module.data, op.attr_name.data)]
     if isinstance(op, d.CallFunctionOp):

@@ -184,6 +184,25 @@ def region_tuple(value: Any, lengths: Any, where: str, replay: bool = False) -> 
 
 
 _MISSING = object()
+RANDOM_GENERATORS = "<random generators>"  # (dycl.host.replay.RANDOM_STATE's name)
+
+
+def _random_states() -> tuple[Any, Any, Any]:
+    import random
+
+    import torch
+
+    return torch.get_rng_state(), random.getstate(), _np.random.get_state()
+
+
+def _set_random_states(states: tuple[Any, Any, Any]) -> None:
+    import random
+
+    import torch
+
+    torch.set_rng_state(states[0])
+    random.setstate(states[1])
+    _np.random.set_state(states[2])
 
 
 def _saved(owners: list[tuple[Any, str]]) -> list[tuple[Any, str, Any, Any]]:
@@ -314,8 +333,10 @@ class Program:
             for name, module_path in (state or {}).items():
                 setattr(self, name, self.root.get_submodule(module_path))
         # Module attributes a call may change before a region's result shows that the
-        # call must run again as eager: saved at each call's start, put back then.
-        self._undo = [(self.root.get_submodule(path), name) for path, name in undo or ()]
+        # call must run again as eager: saved at each call's start, put back then (and
+        # the random generators' states, where the Python before it draws).
+        self._undo = [(self.root.get_submodule(path), name) for path, name in undo or () if name != RANDOM_GENERATORS]
+        self._random = any(name == RANDOM_GENERATORS for _, name in undo or ())
         self._replays = undo is not None
 
     def __call__(self, *inputs: Any) -> Any:
@@ -325,9 +346,12 @@ class Program:
         if not self._replays:
             return self._forward(self, *inputs)
         saved = _saved(self._undo)
+        generators = _random_states() if self._random else None
         try:
             return self._forward(self, *inputs)
         except RegionMismatch as e:
             if e.replay:
                 _put_back(saved)
+                if generators is not None:
+                    _set_random_states(generators)
             raise

@@ -4,6 +4,8 @@ each expert keeps. `zip` over chunks of a tensor and a ModuleList runs as Python
 (as DeepSpeed's MoE dispatch does), and the code after it is compiled for the
 compile's sizes. What the regions do to the module differs per class."""
 
+import random
+
 import torch
 from torch import nn
 
@@ -109,3 +111,17 @@ class RarePathGlobalLog(RarePathHelpers):
 
     def on_rare_path(self):
         _note(1)
+
+
+class DataSizedExpertsNoisy(_Experts):
+    """Also draws random numbers in the region (torch's and Python's generators):
+    their states are saved at the call's start and put back, so the call run again
+    draws what eager draws."""
+
+    def forward(self, x):
+        outs = []
+        for chunk, expert in zip(x.chunk(2), self.experts):
+            keep = 1 + int((chunk.abs() > 50).sum())
+            noise = torch.rand(1) * random.random()
+            outs.append(expert(chunk)[:keep] + noise)
+        return self.finish(outs)
