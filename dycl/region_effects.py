@@ -27,7 +27,7 @@ import torch
 from torch.utils._python_dispatch import TorchDispatchMode
 
 # Methods of Python's containers that change them.
-_MUTATING = frozenset({"append", "extend", "insert", "pop", "remove", "clear", "update", "setdefault", "popitem",
+MUTATING = frozenset({"append", "extend", "insert", "pop", "remove", "clear", "update", "setdefault", "popitem",
                        "add", "discard", "appendleft", "popleft", "extendleft", "sort", "reverse", "rotate"})
 # Calls that draw random numbers (a run on stand-ins may not reach them).
 _RANDOM = frozenset({"rand", "randn", "randint", "randperm", "rand_like", "randn_like", "randint_like", "bernoulli",
@@ -76,13 +76,12 @@ class _SeededOps(TorchDispatchMode):
         return func(*args, **(kwargs or {}))
 
 
-def watched(fn: Any, params: list[str], effects: RegionEffects) -> Any:
+def watched(fn: Any, params: list[str], effects: RegionEffects, tensors_of: Any) -> Any:
     """`fn`, a region's function, noting in `effects` what one run does to its
-    arguments and to the random generators."""
+    arguments (`tensors_of(value)`: the tensors a value holds) and to the random
+    generators."""
     def run(model: Any, *args: Any) -> Any:
-        from dycl.region_typing import _tensors_held
-
-        held = [(name, t, t._version) for name, a in zip(params, args) for t in _tensors_held([a])]
+        held = [(name, t, t._version) for name, a in zip(params, args) for t in tensors_of([a])]
         before = _rng_state()
         seeded = _SeededOps()
         try:
@@ -197,8 +196,6 @@ class _Scanner:
                     continue
             locals_.update(_stored_names(node))
         locals_ -= params | set(modules) | outside
-        if not region:
-            locals_ -= set(modules)
 
         def written(target: ast.expr, how: str) -> None:
             chain = _steps(target)
@@ -241,7 +238,7 @@ class _Scanner:
         if name in _LOGGING and isinstance(callee, ast.Attribute) and "log" in ast.unparse(callee.value).lower():
             self.other.append("it logs")
             return
-        if isinstance(callee, ast.Attribute) and (name in _MUTATING or name.endswith("_") and not name.startswith("_")):
+        if isinstance(callee, ast.Attribute) and (name in MUTATING or name.endswith("_") and not name.startswith("_")):
             written(callee.value, "call")
             return
         if chain is None or self.model is None or self.depth > 6:
@@ -296,11 +293,11 @@ class _Scanner:
             if isinstance(owner, torch.nn.Module):
                 self.function(obj.__func__, self.paths.get(id(owner)))
             elif not _library(type(owner)):
-                self.function(obj.__func__, None, plain_self=True)
+                self.function(obj.__func__, None)  # (its writes to `self` are no module's: not undoable)
         elif inspect.isfunction(obj) and not _library(obj):
             self.function(obj, None)
 
-    def function(self, fn: Any, path: str | None, plain_self: bool = False) -> None:
+    def function(self, fn: Any, path: str | None) -> None:
         key = (id(getattr(fn, "__code__", fn)), path)
         if key in self.seen:
             return
@@ -313,10 +310,7 @@ class _Scanner:
         if not isinstance(fdef, (ast.FunctionDef, ast.AsyncFunctionDef)):
             return
         args = fdef.args.posonlyargs + fdef.args.args
-        modules: dict[str, str] = {}
-        if args and (path is not None or plain_self) and not isinstance(fdef, ast.AsyncFunctionDef):
-            if path is not None:
-                modules[args[0].arg] = path
+        modules = {args[0].arg: path} if args and path is not None else {}
         self.depth += 1
         try:
             self.scan(fdef, modules, getattr(fn, "__globals__", None))  # type: ignore[arg-type]

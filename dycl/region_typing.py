@@ -519,7 +519,8 @@ def type_region(op: d.PyRegionOp, model: nn.Module, mode: Any, args: list[Any],
     change that a caller would see; `typed` False: one run, for those only."""
     fn = make_region(op.code.data, op.globals.data, op.loc.data)
     if effects is not None:
-        fn = watched(fn, [a.arg for a in ast.parse(op.code.data).body[0].args.args[1:]], effects)  # type: ignore[attr-defined]
+        fn = watched(fn, [a.arg for a in ast.parse(op.code.data).body[0].args.args[1:]],  # type: ignore[attr-defined]
+                     effects, _tensors_held)
     fake_args = [_real(a, placeholder, unknown) if isinstance(a, unknown) else a for a in args]
     # The user's own `except` could catch what fake tensors raise on data reads and
     # take a path eager never takes: code with `try` runs on real stand-ins.

@@ -154,28 +154,20 @@ def _tile(x: torch.Tensor, *reps: Any) -> torch.Tensor:
     return x.repeat((1,) * (x.dim() - len(reps)) + tuple(reps))
 
 
-def _scatter_add_index(dim: int, index: torch.Tensor, source: torch.Tensor) -> tuple[int, torch.Tensor]:
-    d = dim % source.dim()
-    shape = [1] * source.dim()
-    shape[d] = -1
-    return d, index.reshape(shape).expand(source.shape)
-
-
 def _index_add(x: torch.Tensor, dim: int, index: torch.Tensor, source: torch.Tensor, alpha: Any = 1) -> torch.Tensor:
     """`x.index_add(dim, index, source)` as a scatter_add: the exporter spells
     index_add as a ScatterElements without reduction, which keeps one of the rows
     a repeated index adds (MoE dispatch adds several tokens' rows to one), and warns."""
     if source.dim() == 0:
         return x.index_add(dim, index, source, alpha=alpha)
-    d, full = _scatter_add_index(dim, index, source)
-    return x.scatter_add(d, full, source if alpha == 1 else source * alpha)
+    d = dim % source.dim()
+    shape = [1] * source.dim()
+    shape[d] = -1
+    return x.scatter_add(d, index.reshape(shape).expand(source.shape), source if alpha == 1 else source * alpha)
 
 
 def _index_add_(x: torch.Tensor, dim: int, index: torch.Tensor, source: torch.Tensor, alpha: Any = 1) -> torch.Tensor:
-    if source.dim() == 0:
-        return x.index_add_(dim, index, source, alpha=alpha)
-    d, full = _scatter_add_index(dim, index, source)
-    return x.copy_(x.scatter_add(d, full, source if alpha == 1 else source * alpha))
+    return x.copy_(_index_add(x, dim, index, source, alpha))  # (in place: the graph reads x after it)
 
 
 def _export_spelling(n: torch.fx.Node) -> Any:

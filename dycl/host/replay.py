@@ -11,7 +11,7 @@ from xdsl.ir import Operation
 
 from dycl.classify import builds_python_object
 from dycl.dialects import dycl as d
-from dycl.region_effects import DRAWS, OTHER
+from dycl.region_effects import DRAWS, MUTATING, OTHER
 
 # In an undo list: the global random generators' states (torch's, Python's, numpy's).
 RANDOM_STATE = ("", "<random generators>")
@@ -45,8 +45,7 @@ def host_effect(op: Operation) -> list[tuple[str, str]] | None:
         return [] if pure else None
     if isinstance(op, d.CallMethodOp):
         name = op.method.data
-        return None if name.endswith("_") or name in ("append", "extend", "insert", "pop", "remove", "clear",
-                                                       "update", "setdefault", "popitem", "add", "discard") else []
+        return None if name.endswith("_") or name in MUTATING else []
     if isinstance(op, d.ListAppendOp):
         return [] if isinstance(op.source.owner, (d.MakeListOp, d.ListAppendOp)) else None
     return []
