@@ -262,10 +262,14 @@ def protected(model: nn.Module, user_globals: dict[str, Any] | None = None,
     classes = _user_classes(model)
     class_attrs = [(c, {k: v for k, v in vars(c).items() if not k.startswith("__") and not callable(v)})
                    for c in classes]
-    defaults = [d for c in classes for f in vars(c).values() if inspect.isfunction(f) for d in _defaults_of(f)]
     # Globals of the helpers' own modules too (transformers' `warning_once` adds to a
     # set in its logging module): rebound names and the containers they hold.
     reached = [(g, dict(g)) for g in _helper_module_globals(user_values, user_globals)]
+    # Mutable defaults (`acc=[]`) of methods, static and class methods, and functions of those modules.
+    functions = [*(f for c in classes for f in vars(c).values()),
+                 *user_values, *(v for _, values in reached for v in values.values())]
+    defaults = [d for g in functions if inspect.isfunction(f := g.__func__ if isinstance(g, (staticmethod, classmethod))
+                                                       else g) for d in _defaults_of(f)]
     held = _containers([*user_values, *_defaults_of(model.forward), *defaults,
                         *(v for _, attrs in class_attrs for v in attrs.values()),
                         *(v for _, values in reached for k, v in values.items() if not k.startswith("__"))])

@@ -196,8 +196,10 @@ def is_removable(f: func.FuncOp) -> bool:
 class InlineCallsPass(ModulePass):
     """Inlines `func.call`s of functions defined in the same module.
 
-    The frontend already inlines submodule forwards and helper methods; this pass
-    is for IR produced elsewhere (hand-written, other importers).
+    The frontend emits a helper whose body translates on its own (a submodule's
+    forward, a method, a function) as a private `func.func` per compile-time
+    specialisation, called with `func.call` (dycl/frontend/outlining.py); this
+    pass inlines those, and calls in IR from elsewhere (hand-written, other importers).
 
     Expects: verified dycl IR; callees are single-block `func.func`s of the
     module (their body may hold `dycl.if`/`dycl.for`/`dycl.while`) ending with

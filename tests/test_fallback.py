@@ -1211,3 +1211,47 @@ def test_a_test_on_numbers_from_data_is_named_in_the_users_terms():
             want = model(x, n)
         got = cm(x, n)
         assert got[1] == want[1] and torch.allclose(got[0], want[0])
+
+
+class ZeroesItsContiguousCopy(torch.nn.Module):
+    def forward(self, x):
+        y = x.contiguous()  # a copy for a strided x, x itself for a dense one
+        y.zero_()
+        return x.clone(), x.is_contiguous()
+
+
+def test_python_regions_see_a_strided_input_as_eager_does():
+    """Python regions got the dense copy the backends take: `x.contiguous()` was that
+    copy itself, so zeroing it zeroed the result and, copied back, the caller's tensor
+    (probe 25a); `x.is_contiguous()` said True. Such calls now run the model as eager."""
+    with pytest.warns(dycl.FallbackWarning, match="runs? as Python"):
+        cm = dycl.compile(ZeroesItsContiguousCopy(), [torch.ones(3, 4)], backend="torch")
+    for make in (lambda: torch.ones(3, 4), lambda: torch.ones(4, 3).t(), lambda: torch.ones(4, 4)[1:]):
+        mine, theirs = make(), make()
+        got, want = cm(mine), ZeroesItsContiguousCopy()(theirs)
+        assert torch.equal(got[0], want[0]) and got[1] == want[1] and torch.equal(mine, theirs)
+
+
+def _accumulate(t, acc=[]):  # noqa: B006 (the shared default is the point)
+    acc.append(1)
+    return len(acc)
+
+
+class StaticAndModuleDefaults(torch.nn.Module):
+    @staticmethod
+    def _count(t, seen=[]):  # noqa: B006
+        seen.append(1)
+        return len(seen)
+
+    def forward(self, x):
+        return x * self._count(x) + _accumulate(x)
+
+
+def test_compiling_leaves_static_methods_and_functions_mutable_defaults_as_they_were():
+    """The compile-time runs of a region appended to a @staticmethod's or a module
+    function's `acc=[]` for good (probe 25a): the calls then counted 3, 4, 5."""
+    x = torch.ones(1)
+    with pytest.warns(dycl.FallbackWarning, match="runs? as Python"):
+        cm = dycl.compile(StaticAndModuleDefaults(), (x,), backend="torch")
+    assert StaticAndModuleDefaults._count.__defaults__[0] == [] and _accumulate.__defaults__[0] == []
+    assert [cm(x).item() for _ in range(3)] == [2.0, 4.0, 6.0]

@@ -871,3 +871,25 @@ def test_the_compile_leaves_tensors_plain_objects_hold():
         for _ in range(2):
             assert torch.equal(cm(x), twin(x))
             assert torch.equal(model.sched.scale, twin.sched.scale)
+
+
+class BumpsABufferSlice(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.register_buffer("table", torch.zeros(4, 2))
+
+    def forward(self, x):
+        p = self.table[:2]
+        p += 1  # a view of the buffer: the buffer changes
+        return x + p
+
+
+def test_an_augmented_assignment_through_a_view_of_a_buffer_updates_the_buffer():
+    """`p = self.table[:2]; p += 1` ran `p += 1` as Python on the program's copy of
+    the slice: every call returned 2 and the buffer never changed (eager: 2, 3, 4)."""
+    model, eager = BumpsABufferSlice(), BumpsABufferSlice()
+    with pytest.warns(dycl.FallbackWarning, match="runs? as Python"):
+        cm = dycl.compile(model, [torch.ones(2, 2)], backend="torch")
+    for _ in range(3):
+        assert torch.equal(cm(torch.ones(2, 2)), eager(torch.ones(2, 2)))
+        assert torch.equal(model.table, eager.table)

@@ -82,8 +82,14 @@ class FunctionLowering:
 
     def _inline(self: Lowerer, function: Any, self_ref: Any, args: list[Value], kwargs: dict[str, Value],
                 node: ast.AST) -> Value:
-        """Inline a Python function; `self_ref` (a module, or a class for a
-        classmethod) is bound to its first parameter."""
+        """Call a Python function; `self_ref` (a module, or a class for a classmethod)
+        is bound to its first parameter. A standalone body becomes a `func.func` of
+        its own (see outlining.py), others are translated here."""
+        return self.outline_call(function, self_ref, args, kwargs, node,
+                                 lambda a, k: self._inline_here(function, self_ref, a, k, node))
+
+    def _inline_here(self: Lowerer, function: Any, self_ref: Any, args: list[Value], kwargs: dict[str, Value],
+                     node: ast.AST) -> Value:
         path = self_ref.path if isinstance(self_ref, ModuleRef) else ""
         key = f"{getattr(function, '__qualname__', function)}@{path}"
         if self._inline_stack.count(key) >= MAX_RECURSION:

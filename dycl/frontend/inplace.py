@@ -79,6 +79,12 @@ def python_container(v: SSAValue) -> bool:
     return isinstance(owner, d.CallFunctionOp) and owner.target.data in _CONTAINER_BUILTINS
 
 
+def host_list(v: SSAValue) -> bool:
+    """A list the host holds (`list(...)`, `t.tolist()`): unpacking it checks its length."""
+    return isinstance(v.type, d.ListType) or python_container(v) or (
+        isinstance(v.owner, d.CallMethodOp) and v.owner.method.data == "tolist")
+
+
 def storage_root(v: SSAValue, model: nn.Module) -> SSAValue:
     """The value whose storage `v` may view (`v` itself when it owns its storage)."""
     while isinstance(owner := v.owner, Operation) and owner.operands:

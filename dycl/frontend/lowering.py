@@ -55,10 +55,11 @@ from dycl.grad_modes import compose
 from dycl.frontend.contexts import GRAD_MODE_FIELD, flatten_transparent_with, grad_mode_of_decorator
 from dycl.frontend.exceptions import PathEnded, TryLowering
 from dycl.frontend.functions import FunctionLowering
+from dycl.frontend.outlining import OutlineLowering, Outlined, used_functions
 from dycl.frontend.restructure import hoist_walrus
 from dycl.frontend.state import NewState, StateLowering, is_state_key, state_key
 from dycl.signature import Signature
-from dycl.frontend.inplace import bound_values, maybe_tensor, possible_roots, python_container, rebind, storage_root
+from dycl.frontend.inplace import bound_values, host_list, maybe_tensor, possible_roots, python_container, rebind, storage_root
 from dycl.frontend.loops import LoopLowering, NeedsStatic, OverBudget, _Again, _Continuation, _snapshot
 from dycl.frontend.regions import RegionLowering, RegionRecord, Widen, has_loose_exit, has_return
 from dycl.types import fits_i64, mark_signature, signature_types, tensor_type_of
@@ -107,7 +108,7 @@ LAYOUT_ATTR = "dycl.layout_sensitive"
 MUTATES_ARGUMENTS_ATTR = "dycl.mutates_arguments"
 
 
-class Lowerer(ScopeLowering, ExpressionLowering, CallLowering, LoopLowering, RegionLowering, ContainerLowering, FunctionLowering, TryLowering, StateLowering):
+class Lowerer(ScopeLowering, ExpressionLowering, CallLowering, LoopLowering, RegionLowering, ContainerLowering, FunctionLowering, TryLowering, StateLowering, OutlineLowering):
     """Lowers one model: `lower()` returns a module with `func.func @forward`.
 
     `fallback` says what an untranslatable statement becomes: an error ("none"),
@@ -175,6 +176,11 @@ class Lowerer(ScopeLowering, ExpressionLowering, CallLowering, LoopLowering, Reg
         self.strict_joins: list[set[str]] = []  # flagged loops being lowered: names read after each
         self.try_stack = []  # tries of forward being lowered (where raises jump)
         self.named_tuples: dict[SSAValue, str] = {}
+        # Helpers called as functions of their own (outlining.py), by specialisation.
+        self.outlined: dict[Any, Outlined] = {}
+        self.not_outlined: set[Any] = set()
+        self.outlined_funcs: list[func.FuncOp] = []
+        self.in_place_updates = 0
         self.tuple_fields: dict[SSAValue, tuple[str, ...]] = {}  # joins of different named tuples  # results that are torch.return_types.* in eager
 
     # ------------------------------------------------------------------ driver
@@ -252,7 +258,7 @@ class Lowerer(ScopeLowering, ExpressionLowering, CallLowering, LoopLowering, Reg
         func_op = func.FuncOp("forward", (arg_types, [d.ANY]), Region(entry))
         func_op.location = self._loc(fdef, fn).to_attr()
         mark_signature(func_op, self.signature)
-        module = ModuleOp([func_op])
+        module = ModuleOp([func_op, *used_functions(func_op, self.outlined_funcs)])
         _drop_detached_uses(module)
         if self.model_key is not None:
             module.attributes["dycl.model"] = StringAttr(self.model_key)
@@ -697,6 +703,7 @@ class Lowerer(ScopeLowering, ExpressionLowering, CallLowering, LoopLowering, Reg
 
     def _update_in_place(self, name: str, old: SSAValue, new: SSAValue, scope: _Scope, node: ast.AST) -> None:
         """`name op= e` on a tensor: every name holding the tensor, here or in a caller, sees `new`."""
+        self.in_place_updates += 1
         envs = [scope.env] + [sc.env for sc in self._caller_scopes]
         for sc, depth in zip(self._caller_scopes, self._caller_if_depths):
             # A caller's name cannot be rebound to a value made inside a branch below its
@@ -959,9 +966,9 @@ class Lowerer(ScopeLowering, ExpressionLowering, CallLowering, LoopLowering, Reg
             if shape[0] >= 0 and shape[0] != n:
                 raise self.error(node, f"cannot unpack {shape[0]} rows into {n} names")
             return [self.call_function("_operator.getitem", [v, Static(i)], {}, node) for i in range(n)]
-        if isinstance(v, SSAValue) and isinstance(v.type, d.ListType):
-            # a list whose length only the run time knows (`[int(v) for v in t.tolist()]`):
-            # eager's ValueError for another length
+        if isinstance(v, SSAValue) and host_list(v):
+            # a list whose length only the run time knows (`[int(v) for v in t.tolist()]`,
+            # `a, b = x.nonzero()[:, 0].tolist()`): eager's ValueError for another length
             v = self.call_function("dycl.tensor_ops.unpack", [v, Static(n)], {}, node)
         if isinstance(v, SSAValue):
             return [self.emit(d.GetItemOp(v, i), node).results[0] for i in range(n)]

@@ -320,7 +320,8 @@ class CompiledModel:
         # Backends take dense, aligned buffers: copy strided views and views at an offset.
         args = inputs
         if not all(x.is_contiguous() and not x.storage_offset() for x in inputs):
-            if self.manifest.get("layout_sensitive"):
+            if self.manifest.get("layout_sensitive") or self.manifest.get("fallbacks"):
+                # (Python regions would get the dense copy: `x.contiguous()` in them is x itself)
                 return self._eager(inputs, example)
             args = tuple(x if x.is_contiguous() and not x.storage_offset()
                          else x.clone(memory_format=torch.contiguous_format) for x in inputs)

@@ -3464,3 +3464,22 @@ def _rows_to(expert, n=6):
 CASES["top_two_gating_without_drops"] = (TopTwoGatingWithoutDrops, [
     (torch.randn(6, 4, generator=torch.Generator().manual_seed(1)),), _rows_to(0), _rows_to(1), _rows_to(2, 3),
     (torch.randn(5, 4, generator=torch.Generator().manual_seed(2)) * 4,)])
+
+
+class UnpackingATolist(nn.Module):
+    """`a, b = x.nonzero()[:, 0].tolist()`, directly and through `tuple(...)` and a
+    helper: another count is eager's ValueError (it gave a value for 3 and an
+    IndexError for 0, probe 25a)."""
+
+    def _where(self, x):
+        return x.nonzero()[:, 0].tolist()
+
+    def forward(self, x):
+        a, b = x.nonzero()[:, 0].tolist()
+        c, d = tuple(x.nonzero()[:, 0].tolist())
+        e, f = self._where(x)
+        return x[a] + x[b] + c * d + e * f
+
+
+CASES["unpacking_a_tolist"] = (UnpackingATolist, [
+    (torch.tensor([0.0, 1.0, 0.0, 2.0]),), (torch.tensor([1.0, 1.0, 1.0, 0.0]),), (torch.zeros(4),)])
