@@ -328,7 +328,7 @@ def module_tensor_path(v: SSAValue) -> str | None:
 
 def _writes_in_place(node: ast.AST) -> bool:
     """An in-place tensor update: `t.add_(...)`, `torch.Tensor.add_(t, ...)`, `torch._foreach_mul_(ts, m)`,
-    `zeros_(t)`, `f(..., out=t)`, `t[i] = v`, `t += v`; or a call through a table of functions
+    `zeros_(t)`, `f(..., out=t)`, `t[i] = v`; or a call through a table of functions
     (`RULES[name](self.avg, x)`), which may be one."""
     if isinstance(node, ast.Call):
         func = node.func
@@ -336,10 +336,9 @@ def _writes_in_place(node: ast.AST) -> bool:
         if name is not None and name.endswith("_") and not name.endswith("__"):
             return True
         return isinstance(func, ast.Subscript) or any(k.arg == "out" for k in node.keywords)
-    if isinstance(node, ast.AugAssign):
-        return True  # (`p += 1` on a tensor updates it in place)
-    if isinstance(node, ast.Assign):
-        return any(isinstance(t, ast.Subscript) for t in node.targets)
+    if isinstance(node, (ast.Assign, ast.AugAssign)):
+        targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+        return any(isinstance(t, ast.Subscript) for t in targets)
     return False
 
 
@@ -431,16 +430,17 @@ class RegionLowering:
 
     def _may_write_module_tensors(self: Lowerer, stmts: list[ast.stmt], loads: set[str], scope: _Scope) -> bool:
         """`stmts` update some tensor in place and can reach a module's parameters or buffers."""
+        def views_module_tensor(v: Any) -> bool:
+            return isinstance(v, SSAValue) and maybe_tensor(v) and any(
+                module_tensor_path(r) is not None for r in possible_roots(v, self.model, self._joins))
+
+        # `p += 1` on a view of a buffer (`p = self.buf[:2]`) updates the buffer in place.
+        if any(isinstance(n, ast.AugAssign) and isinstance(n.target, ast.Name) and
+               views_module_tensor(scope.env.get(n.target.id)) for st in stmts for n in ast.walk(st)):
+            return True
         if not any(_writes_in_place(n) for st in stmts for n in ast.walk(st)):
             return False
-        updated = {n.target.id for st in stmts for n in ast.walk(st)
-                   if isinstance(n, ast.AugAssign) and isinstance(n.target, ast.Name)}  # (`p += 1` reads p too)
-        for name in loads | updated:
-            v = scope.env.get(name)
-            if isinstance(v, ModuleRef) or isinstance(v, SSAValue) and maybe_tensor(v) and any(
-                    module_tensor_path(r) is not None for r in possible_roots(v, self.model, self._joins)):
-                return True
-        return False
+        return any(isinstance(v := scope.env.get(name), ModuleRef) or views_module_tensor(v) for name in loads)
 
     def make_region(self: Lowerer, stmts: list[ast.stmt], scope: _Scope, error: FrontendError, *, tail: bool,
                     node: ast.AST, result_type: Attribute | None = None) -> list[SSAValue]:
