@@ -869,6 +869,8 @@ class Lowerer(ScopeLowering, ExpressionLowering, CallLowering, LoopLowering, Reg
                 if isinstance(v, SSAValue) and v.name_hint is None and name.isidentifier():
                     v.name_hint = name
                 scope.env[name] = v
+            case ast.Tuple(elts=elts) | ast.List(elts=elts) if any(isinstance(t, ast.Starred) for t in elts):
+                self._assign_starred(elts, v, scope, target)
             case ast.Tuple(elts=elts) | ast.List(elts=elts):
                 items = self._unpack(v, len(elts), target)
                 for t, item in zip(elts, items):
@@ -947,6 +949,37 @@ class Lowerer(ScopeLowering, ExpressionLowering, CallLowering, LoopLowering, Reg
             return v
         return SeqVal([self._structured(self.emit(d.GetItemOp(v, i), node).results[0], sub, node)
                        for i, sub in enumerate(shape)])
+
+    def _assign_starred(self, elts: list[ast.expr], v: Value, scope: _Scope, node: ast.AST) -> None:
+        """`b, *rest = x.shape`, `first, *mid, last = rows`: the starred name gets a list."""
+        k = next(i for i, t in enumerate(elts) if isinstance(t, ast.Starred))
+        if sum(isinstance(t, ast.Starred) for t in elts) > 1:
+            raise self.error(node, "multiple starred expressions in assignment")
+        length = self._static_length(v)
+        if length is None:
+            raise self.unsupported(node, "starred assignment (`a, *rest = ...`) of a value whose length only the "
+                                         "run time knows")
+        fixed = len(elts) - 1
+        if length < fixed:
+            raise self.error(node, f"ValueError: not enough values to unpack (expected at least {fixed}, got {length})")
+        items = self._unpack(v, length, node)
+        after = length - (fixed - k)
+        for t, item in zip(elts[:k], items[:k]):
+            self._assign(t, item, scope)
+        self._assign(elts[k].value, SeqVal(list(items[k:after]), True), scope)  # type: ignore[attr-defined]
+        for t, item in zip(elts[k + 1:], items[after:]):
+            self._assign(t, item, scope)
+
+    @staticmethod
+    def _static_length(v: Value) -> int | None:
+        if isinstance(v, SeqVal):
+            return len(v.keys) if isinstance(v, DictVal) else len(v.items)
+        if isinstance(v, Static) and isinstance(v.value, (tuple, list, torch.Size)):
+            return len(v.value)
+        if isinstance(v, SSAValue) and isinstance(v.type, TensorType) and (shape := v.type.get_shape()) and \
+                shape[0] >= 0:  # type: ignore[attr-defined]
+            return shape[0]
+        return None
 
     def _unpack(self, v: Value, n: int, node: ast.AST) -> list[Value]:
         if isinstance(v, DictVal):

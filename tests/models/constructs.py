@@ -3483,3 +3483,18 @@ class UnpackingATolist(nn.Module):
 
 CASES["unpacking_a_tolist"] = (UnpackingATolist, [
     (torch.tensor([0.0, 1.0, 0.0, 2.0]),), (torch.tensor([1.0, 1.0, 1.0, 0.0]),), (torch.zeros(4),)])
+
+
+class StarredUnpacking(nn.Module):
+    """`b, *rest = x.shape`, `first, *mid, last = x` (rows), `*init, tail = [1, 2, 3]`: the
+    starred name is a list (it ran as Python: "assignment target Starred", or "cannot unpack 3
+    values into 2 names" for `b, *rest = x.shape`, probe 25a)."""
+
+    def forward(self, x):
+        b, *rest = x.shape
+        first, *mid, last = x
+        *init, tail = [1, 2, 3]
+        return x * b + sum(rest) + first + last + len(mid) + tail + len(init), rest, mid
+
+
+CASES["starred_unpacking"] = (StarredUnpacking, [(torch.randn(4, 3),), (torch.randn(4, 3) * 5,)])
