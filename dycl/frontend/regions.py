@@ -430,17 +430,19 @@ class RegionLowering:
 
     def _may_write_module_tensors(self: Lowerer, stmts: list[ast.stmt], loads: set[str], scope: _Scope) -> bool:
         """`stmts` update some tensor in place and can reach a module's parameters or buffers."""
-        def views_module_tensor(v: Any) -> bool:
-            return isinstance(v, SSAValue) and maybe_tensor(v) and any(
-                module_tensor_path(r) is not None for r in possible_roots(v, self.model, self._joins))
-
         # `p += 1` on a view of a buffer (`p = self.buf[:2]`) updates the buffer in place.
         if any(isinstance(n, ast.AugAssign) and isinstance(n.target, ast.Name) and
-               views_module_tensor(scope.env.get(n.target.id)) for st in stmts for n in ast.walk(st)):
+               self._views_module_tensor(scope.env.get(n.target.id)) for st in stmts for n in ast.walk(st)):
             return True
         if not any(_writes_in_place(n) for st in stmts for n in ast.walk(st)):
             return False
-        return any(isinstance(v := scope.env.get(name), ModuleRef) or views_module_tensor(v) for name in loads)
+        return any(isinstance(v := scope.env.get(name), ModuleRef) or self._views_module_tensor(v)
+                   for name in loads)
+
+    def _views_module_tensor(self: Lowerer, v: Any) -> bool:
+        """`v` may be (a view of) a parameter, buffer or module-state tensor."""
+        return isinstance(v, SSAValue) and maybe_tensor(v) and any(
+            module_tensor_path(r) is not None for r in possible_roots(v, self.model, self._joins))
 
     def make_region(self: Lowerer, stmts: list[ast.stmt], scope: _Scope, error: FrontendError, *, tail: bool,
                     node: ast.AST, result_type: Attribute | None = None) -> list[SSAValue]:
@@ -489,8 +491,7 @@ class RegionLowering:
                 # the module's own tensor, which the region updates (the program's is a copy)
                 prelude.append(f"{name} = __import__('operator').attrgetter({path!r})(__dycl_root)")
                 continue
-            if writes_module and isinstance(v, SSAValue) and maybe_tensor(v) and any(
-                    module_tensor_path(r) is not None for r in possible_roots(v, self.model, self._joins)):
+            if writes_module and self._views_module_tensor(v):
                 raise Widen(error)  # a view of one: made before the region, from the program's copy
             if isinstance(v, SSAValue):
                 operands.append(self.for_python(v, node))  # type: ignore[arg-type]
