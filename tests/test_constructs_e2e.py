@@ -1,5 +1,7 @@
 """Each supported Python construct, compiled and compared with eager on every path."""
 
+import warnings
+
 import pytest
 import torch
 
@@ -186,3 +188,19 @@ def test_tvm_leaves_a_scan_over_a_size_that_may_be_zero_to_another_backend():
     for x in (torch.randn(2, 5), -torch.ones(2, 5), torch.ones(2, 5)):
         for got, want in zip(cm(x), model(x)):
             assert got.shape == want.shape and torch.allclose(got, want)
+
+
+def test_tensor_properties_are_read_each_call_without_a_changed_state_warning():
+    """A property giving a view of a parameter or buffer is a new tensor on each read:
+    folded into a constant, the first call with autograd on warned "changed after the
+    compile" and every call ran as eager."""
+    cls, inputs = CASES["tensor_properties"]
+    torch.manual_seed(0)
+    model = cls()
+    cm = dycl.compile(model, inputs[0], backend="torch", fallback="error")
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        for x in inputs * 2:
+            assert torch.equal(cm(*x), model(*x))
+    assert [str(w.message) for w in caught] == []
+    assert cm.fallbacks == []

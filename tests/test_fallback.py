@@ -2,6 +2,7 @@
 Python in the host; the compiled model equals eager on every path — outputs,
 exceptions, what it printed and the module's state after each call."""
 
+import collections
 import contextlib
 import copy
 import io
@@ -1255,3 +1256,34 @@ def test_compiling_leaves_static_methods_and_functions_mutable_defaults_as_they_
         cm = dycl.compile(StaticAndModuleDefaults(), (x,), backend="torch")
     assert StaticAndModuleDefaults._count.__defaults__[0] == [] and _accumulate.__defaults__[0] == []
     assert [cm(x).item() for _ in range(3)] == [2.0, 4.0, 6.0]
+
+
+Halves = collections.namedtuple("Halves", ["full", "part"])
+
+
+class WritesThroughATupleOfViews(nn.Module):
+    def forward(self, x):
+        h = x + 0
+        o = Halves(h, h[:, 1])
+        o.part.add_(10)  # h's column changes too
+        return h
+
+
+class WritesThroughADictOfViews(nn.Module):
+    def forward(self, x):
+        h = x * 2
+        d = {"all": h, "row": h[0]}
+        d["row"].fill_(1.0)
+        return d["all"]
+
+
+@pytest.mark.parametrize("cls", [WritesThroughATupleOfViews, WritesThroughADictOfViews])
+def test_a_region_that_writes_through_a_container_of_views_gets_views(cls):
+    """The region got a named tuple or dict whose items were the program's copies of
+    `h` and of a view of it, which share nothing: the write through the view never
+    reached `h`. Such a region now starts where the views are made."""
+    x = torch.randn(3, 4)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", dycl.FallbackWarning)
+        cm = dycl.compile(cls(), (x,), backend="onnxruntime")
+    assert torch.equal(cm(x), cls()(x))

@@ -67,3 +67,22 @@ def test_results_that_view_an_argument_or_each_other_are_written_through_as_in_e
     assert _functions(cls().eval(), fallback="tail") == []
     with pytest.warns(dycl.FallbackWarning, match="runs? as Python"):
         _check(cls)
+
+
+def test_nested_functions_and_lambdas_are_functions_of_their_parameters_and_free_names():
+    """`def mix(u, k=2.0)` reading `scale` and `self.lin`, and a lambda: one function
+    per specialisation, the free tensor an argument of it."""
+    module = lower_module(hf.Closures().eval(), [INPUTS[0]])
+    functions = {f.sym_name.data: f for f in module.ops if isinstance(f, func.FuncOp)}
+    assert sorted(functions) == ["Closures.forward.lambda", "Closures.forward.mix", "Closures.forward.mix_2",
+                                 "Closures.forward.mix_3", "Closures.forward.mix_4", "forward"]
+    assert len(functions["Closures.forward.mix"].args) == 2  # u and the free `scale`
+
+
+@pytest.mark.parametrize("cls", [hf.Closures, hf.ClosureOverAChangingName, hf.ClosureWritesAFreeTensor])
+def test_nested_functions_equal_eager_on_every_path(cls):
+    _check(cls)
+
+
+def test_a_nested_function_that_updates_a_free_tensor_stays_where_it_is_called():
+    assert _functions(hf.ClosureWritesAFreeTensor().eval()) == []

@@ -893,3 +893,96 @@ def test_an_augmented_assignment_through_a_view_of_a_buffer_updates_the_buffer()
     for _ in range(3):
         assert torch.equal(cm(torch.ones(2, 2)), eager(torch.ones(2, 2)))
         assert torch.equal(model.table, eager.table)
+
+
+class UpdatesAListedTensor(torch.nn.Module):
+    """Transformer-XL style memories: a list attribute of tensors updated through a name."""
+
+    def __init__(self):
+        super().__init__()
+        self.mems = [torch.zeros(2, 2), torch.zeros(2, 2)]
+
+    def forward(self, x):
+        m = self.mems[-1]
+        m.add_(x)
+        return x + self.mems[-1]
+
+
+class UpdatesAViewOfAListedTensor(UpdatesAListedTensor):
+    def forward(self, x):
+        m = self.mems[0]
+        row = m[0]
+        row.mul_(2).add_(x[0])
+        return x * 2 + self.mems[0].sum()
+
+
+class UpdatesADictedTensorFromAHelper(UpdatesAListedTensor):
+    def __init__(self):
+        super().__init__()
+        self.cache = {"a": torch.zeros(2, 2)}
+
+    def _get(self, key):
+        return self.cache[key]
+
+    def forward(self, x):
+        m = self._get("a")
+        m += x
+        return x.relu() + m
+
+
+@pytest.mark.parametrize("cls", [UpdatesAListedTensor, UpdatesAViewOfAListedTensor, UpdatesADictedTensorFromAHelper])
+def test_an_update_in_place_through_a_name_reaches_the_tensor_a_list_or_dict_attribute_holds(cls):
+    """`m = self.mems[-1]` runs as Python (a list of tensors is no IR value); the
+    program then updated its copy of `m`, so the list's tensor never changed and
+    every call returned `x` (eager: x + 1, x + 2, ...). An update through what such a
+    region returns now runs as Python too."""
+    model, eager = cls(), cls()
+    x = torch.ones(2, 2)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", FallbackWarning)
+        cm = dycl.compile(model, [x], backend="onnxruntime")
+    for _ in range(3):
+        assert torch.equal(cm(x), eager(x))
+        held = [*model.mems, *getattr(model, "cache", {}).values()]
+        assert all(torch.equal(a, b) for a, b in zip(held, [*eager.mems, *getattr(eager, "cache", {}).values()]))
+
+
+class RotaryCache(torch.nn.Module):
+    """LLaMA's rotary embedding: forward re-registers a longer cache when a longer
+    sequence comes."""
+
+    def __init__(self):
+        super().__init__()
+        self._grow(2)
+
+    def _grow(self, n):
+        self.n_cached = n
+        self.register_buffer("cache", torch.arange(n, dtype=torch.float32), persistent=False)
+
+    def forward(self, x, seq_len=None):
+        if seq_len > self.n_cached:
+            self._grow(seq_len)
+        return self.cache[:seq_len]
+
+
+class UsesARotaryCache(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.rot = RotaryCache()
+
+    def forward(self, x):
+        cache = self.rot(x, seq_len=x.shape[0])
+        return x + cache
+
+
+def test_a_buffer_a_submodule_re_registers_longer_is_read_with_its_new_shape():
+    """The read of `self.cache` after `register_buffer` (run as Python) kept the type
+    the buffer had before: a longer sequence raised StateTypeError where eager grows
+    the cache."""
+    model, eager = UsesARotaryCache(), UsesARotaryCache()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", FallbackWarning)
+        cm = dycl.compile(model, [torch.ones(2)], backend="torch")
+        for n in (2, 3, 3, 1, 5):
+            assert torch.equal(cm(torch.ones(n)), eager(torch.ones(n)))
+            assert torch.equal(model.rot.cache, eager.rot.cache)

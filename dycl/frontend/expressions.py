@@ -112,6 +112,14 @@ def _as_seq(v: Value, other: Value) -> Value:
     return v
 
 
+def _gives_tensor(m: nn.Module, attr: str) -> bool:
+    """The property `attr` of `m` reads as a tensor now."""
+    try:
+        return isinstance(getattr(m, attr), torch.Tensor)
+    except Exception:
+        return False
+
+
 def _writes_state(function: Any) -> bool:
     """A property getter that assigns to attributes or items, or rebinds globals:
     each read changes state, so it is compiled as the call it is rather than read
@@ -361,8 +369,11 @@ class ExpressionLowering:
                 path = f"{base.path}.{attr}" if base.path else attr
                 return self.emit(d.ParamOp(path, tensor_type_of(t)), node).results[0]
             static = inspect.getattr_static(m, attr, None)
-            if isinstance(static, property) and static.fget is not None and _writes_state(static.fget):
-                return self._inline(static.fget, base, [], {}, node)  # runs where forward reads it
+            if isinstance(static, property) and static.fget is not None and (
+                    _writes_state(static.fget) or _gives_tensor(m, attr)):
+                # runs where forward reads it (`self.lin.weight[0]`: a new view each read,
+                # which a constant would guard against as changed)
+                return self._inline(static.fget, base, [], {}, node)
             if hasattr(type(m), attr) and callable(getattr(type(m), attr)) and not isinstance(static, property) \
                     and attr not in m.__dict__:  # (an instance attribute shadows the class's method)
                 return MethodRef(base, attr)

@@ -1,6 +1,7 @@
 """Calls of Python functions in the code being lowered: helper methods, module-level
 functions, `@staticmethod`/`@classmethod` helpers, nested functions and lambdas
-(closures), all inlined; parameter binding with defaults, `*args`, `**kwargs` and
+(closures), each a function of its own where its body translates on its own
+(outlining.py), else inlined; parameter binding with defaults, `*args`, `**kwargs` and
 keyword-only parameters; `torch.cond(pred, f, g, operands)` as an `if`."""
 
 from __future__ import annotations
@@ -138,10 +139,25 @@ class FunctionLowering:
         # Free names: the caller's current bindings when called where it was defined.
         outer = scope.env if self.fn is c.fn else c.scope.env
         own = {n: c.scope.env[n] for n in c.scope.comp_names if n in c.scope.env}  # made in a comprehension
-        env = {**outer, **own, **params}
         body = fdef.body if isinstance(fdef, ast.FunctionDef) else [
             ast.copy_location(ast.Return(value=fdef.body), fdef.body)]
-        return self._inline_body(fn, body, env, key, node)
+        # A function of its parameters and of the free names it reads (outlining.py).
+        free = sorted({n.id for st in body for n in ast.walk(st) if isinstance(n, ast.Name) and
+                       isinstance(n.ctx, ast.Load)} & (set(outer) | set(own)) - set(params))
+        names = [*params, *free]
+        values = [*params.values(), *({**outer, **own}[n] for n in free)]
+
+        def here(given: list[Value], _: dict[str, Value]) -> Value:
+            return self._inline_body(fn, body, {**outer, **own, **dict(zip(names, given))}, key, node)
+        return self.outline_call(self._closure_function(fdef, fn.qualname), None, values, {}, node, here)
+
+    def _closure_function(self: Lowerer, fdef: ast.AST, qualname: str) -> Any:
+        """What stands for a nested function in outlining's keys and names: one per
+        definition (held, so that its id is never another's)."""
+        held = self._closure_functions.get(id(fdef))
+        if held is None:
+            held = self._closure_functions[id(fdef)] = (fdef, _NestedFunction(qualname.replace("<lambda>", "lambda")))
+        return held[1]
 
     def _inline_body(self: Lowerer, fn: _Function, stmts: list[ast.stmt], env: dict[str, Value], key: str,
                      node: ast.AST) -> Value:
@@ -251,3 +267,10 @@ def _is_generator(fdef: ast.FunctionDef) -> bool:
         if not isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)):
             stack.extend(ast.iter_child_nodes(n))
     return False
+
+
+@dataclasses.dataclass(eq=False)
+class _NestedFunction:
+    """A nested function or lambda, as outlining names it."""
+
+    __qualname__: str

@@ -130,6 +130,7 @@ class Lowerer(ScopeLowering, ExpressionLowering, CallLowering, LoopLowering, Reg
         self.as_python = as_python or {}
         self.dirty_attrs = dirty_attrs or set()
         self.written_attrs: set[tuple[int, str]] = set()
+        self.region_written: set[tuple[int, str]] = set()  # (of those: by code run as Python)
         # Module state of this call: state key -> (module path, attribute, module); what the host reads.
         self.state_owners: dict[str, tuple[str, str, Any]] = {}
         self.state_reads: dict[tuple[int, str], tuple[Any, str, str]] = {}
@@ -167,6 +168,9 @@ class Lowerer(ScopeLowering, ExpressionLowering, CallLowering, LoopLowering, Reg
         # Constants of tensors held outside the model (outside_tensor), and where forward changes one.
         self.outside_tensors: set[SSAValue] = set()
         self.outside_tensor_written: str | None = None
+        # Region results that may be a tensor a Python object holds (`m = self.mems[-1]`).
+        self.python_held: set[SSAValue] = set()
+        self._closure_functions: dict[int, tuple[Any, Any]] = {}  # functions.py: _closure_function
         self.emitted = 0  # ops emitted so far
         # The grad mode of the statement being lowered, and of its function's statements
         # outside any `with torch.no_grad()` (None: the caller's, known at the call only).
@@ -733,6 +737,10 @@ class Lowerer(ScopeLowering, ExpressionLowering, CallLowering, LoopLowering, Reg
             # (`G.add_(1)` on a global, a default argument: eager's object changes for later calls)
             self.outside_tensor_written = f"in-place update of '{name}' at {self._loc(node)}"
             raise self.unsupported(node, f"in-place update of '{name}', a tensor held outside the model")
+        if roots & self.python_held:
+            # (`m = self.mems[-1]` run as Python, then `m.add_(x)`: the list's tensor changes)
+            raise self.unsupported(node, f"in-place update of '{name}', a tensor Python code gave that an object "
+                                         "(the module, a list) may also hold")
         if any(isinstance(r.owner, d.ParamOp) for r in roots):
             # (`b = self.buf; b.add_(x)`, `self.buf.view(3)[0] = v`: the module's own tensor changes)
             self.buffers_written([r.owner.path.data for r in roots if isinstance(r.owner, d.ParamOp)])

@@ -1,7 +1,8 @@
-"""Calls as `func.call`: a helper (a submodule's `forward`, a method, a function)
-that translates on its own becomes a private `func.func`, one per helper and
-compile-time specialisation, and its call sites `func.call` it; `inline-calls`
-inlines them, as MLIR frontends leave inlining to a pass.
+"""Calls as `func.call`: a helper (a submodule's `forward`, a method, a function, a
+nested function or lambda, whose free names are extra parameters) that translates
+on its own becomes a private `func.func`, one per helper and compile-time
+specialisation, and its call sites `func.call` it; `inline-calls` inlines them, as
+MLIR frontends leave inlining to a pass.
 
 "On its own" is checked after translating the body into a block of its own:
 everything it uses is a parameter of that block, and it leaves nothing behind but
@@ -224,10 +225,11 @@ class OutlineLowering:
 
 
 # What the frontend records of a call's effects: any change keeps the call inline.
-_RECORDS = ("regions", "loops", "arguments_mutated", "written_attrs", "state_owners", "state_reads", "_listed",
-            "maybe_unbound", "outside_tensors", "module_held", "unknown_writes", "outside_tensor_written")
+_RECORDS = ("regions", "loops", "arguments_mutated", "written_attrs", "region_written", "state_owners", "state_reads", "_listed",
+            "maybe_unbound", "outside_tensors", "python_held", "module_held", "unknown_writes", "outside_tensor_written")
 # The frontend's own bookkeeping of the call being translated, and its results.
-_NOT_SAVED = frozenset({"block", "fn", "model", "outlined", "not_outlined", "outlined_funcs", "example_inputs",
+_NOT_SAVED = frozenset({"block", "fn", "model", "outlined", "not_outlined", "outlined_funcs", "_closure_functions",
+                        "example_inputs",
                         "_call_scopes", "_caller_scopes", "_caller_if_depths"})
 
 

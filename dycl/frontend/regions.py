@@ -24,6 +24,7 @@ import copy
 import inspect
 import math
 import textwrap
+import types
 from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -315,6 +316,90 @@ def _shares_changed_containers(env: dict[str, Value], mutated: set[str]) -> bool
     return False
 
 
+def _tensors_in(v: Any, depth: int = 0) -> Iterator[SSAValue]:
+    """The run-time tensors `v` is or holds (a list's, tuple's, dict's or object's items)."""
+    if isinstance(v, SSAValue):
+        if maybe_tensor(v):
+            yield v
+    elif isinstance(v, SeqVal) and depth < 16:
+        for x in v.items:
+            yield from _tensors_in(x, depth + 1)
+
+
+_RETURNED = "<return>"  # (a tail region's result, for _held_names)
+
+
+def _held_names(stmts: list[ast.stmt], outs: list[str], env: dict[str, Value],
+                globals_: dict[str, Any]) -> Iterator[str]:
+    """Which of the region's results may be a tensor an object outside the region
+    holds (the module, a list attribute, a global): a name bound to an attribute or
+    item read of one (`m = self.mems[-1]`, `for m in self.mems:`), or to what a method
+    of one returns (`m = self._last()`)."""
+    def outside(e: ast.expr) -> bool:
+        while isinstance(e, (ast.Attribute, ast.Subscript)):
+            e = e.value
+        if not isinstance(e, ast.Name):
+            return False
+        if e.id in env:
+            return not isinstance(env[e.id], SSAValue)
+        return not isinstance(globals_.get(e.id), types.ModuleType)  # (`torch.f(x)`, `F.f(x)`: new tensors)
+
+    def held(e: ast.expr | None) -> bool:
+        if isinstance(e, ast.IfExp):
+            return held(e.body) or held(e.orelse)
+        if isinstance(e, ast.BoolOp):
+            return any(held(x) for x in e.values)
+        if isinstance(e, ast.Call):
+            if isinstance(e.func, ast.Name) and e.func.id == "getattr":
+                return bool(e.args) and outside(e.args[0])
+            # a method of the object; a submodule's call makes a new tensor
+            return isinstance(e.func, ast.Attribute) and not isinstance(_base(e.func, env), nn.Module) and \
+                outside(e.func.value)
+        # (a name alone: the region's given values are joined already)
+        return isinstance(e, (ast.Attribute, ast.Subscript)) and outside(e)
+
+    wanted = set(outs)
+    for node in (n for s in stmts for n in ast.walk(s)):
+        pairs: list[tuple[ast.expr, ast.expr | None]] = []
+        if isinstance(node, ast.Assign):
+            pairs = [(t, node.value) for t in node.targets]
+        elif isinstance(node, ast.Return):
+            pairs = [(ast.Name(_RETURNED), node.value)]
+        elif isinstance(node, (ast.AnnAssign, ast.NamedExpr)):
+            pairs = [(node.target, node.value)]
+        elif isinstance(node, (ast.For, ast.comprehension)):
+            pairs = [(node.target, node.iter)]
+        for target, value in pairs:
+            if held(value):
+                for t in ast.walk(target):
+                    if isinstance(t, ast.Name) and t.id in wanted:
+                        wanted.discard(t.id)
+                        yield t.id
+
+
+def _base(e: ast.expr, env: dict[str, Value]) -> Any:
+    """The module an attribute chain on a module names (`self.blocks[0]`), else None."""
+    path: list[ast.expr] = []
+    while isinstance(e, (ast.Attribute, ast.Subscript)):
+        path.append(e)
+        e = e.value
+    base = env.get(e.id) if isinstance(e, ast.Name) else None
+    if not isinstance(base, ModuleRef):
+        return None
+    obj: Any = base.module
+    for step in reversed(path):
+        try:
+            if isinstance(step, ast.Attribute):
+                obj = getattr(obj, step.attr)
+            elif isinstance(step.slice, ast.Constant):
+                obj = obj[step.slice.value]
+            else:
+                return None
+        except Exception:
+            return None
+    return obj
+
+
 def module_tensor_path(v: SSAValue) -> str | None:
     """The dotted path of the module tensor `v` is the program's copy of (a parameter,
     a buffer, a tensor of module state read on the host), or None."""
@@ -440,9 +525,11 @@ class RegionLowering:
                    for name in loads)
 
     def _views_module_tensor(self: Lowerer, v: Any) -> bool:
-        """`v` may be (a view of) a parameter, buffer or module-state tensor."""
+        """`v` may be (a view of) a parameter, buffer or module-state tensor, or of a
+        tensor Python code gave that the module may hold."""
         return isinstance(v, SSAValue) and maybe_tensor(v) and any(
-            module_tensor_path(r) is not None for r in possible_roots(v, self.model, self._joins))
+            module_tensor_path(r) is not None or r in self.python_held
+            for r in possible_roots(v, self.model, self._joins))
 
     def make_region(self: Lowerer, stmts: list[ast.stmt], scope: _Scope, error: FrontendError, *, tail: bool,
                     node: ast.AST, result_type: Attribute | None = None) -> list[SSAValue]:
@@ -491,7 +578,7 @@ class RegionLowering:
                 # the module's own tensor, which the region updates (the program's is a copy)
                 prelude.append(f"{name} = __import__('operator').attrgetter({path!r})(__dycl_root)")
                 continue
-            if writes_module and self._views_module_tensor(v):
+            if writes_module and self._views_module_tensor(v) and _copied_by_the_program(v):
                 raise Widen(error)  # a view of one: made before the region, from the program's copy
             if isinstance(v, SSAValue):
                 operands.append(self.for_python(v, node))  # type: ignore[arg-type]
@@ -612,8 +699,12 @@ class RegionLowering:
             if maybe_tensor(r) and given:
                 self._joins[r] = list(given)
         if tail:
+            if _RETURNED in _held_names(stmts, [_RETURNED], scope.env, self.fn.globals):
+                self.python_held.update(results)
             return results
         by_name = dict(zip(outs, results))
+        for name in _held_names(stmts, outs, scope.env, self.fn.globals):
+            self.python_held.add(by_name[name])
         for name, old in updated:
             # The region updated that tensor in place: its result is the same storage
             # (an input stays the caller's tensor, a view stays a view of its base).
@@ -642,10 +733,11 @@ class RegionLowering:
         """The region reads a view made before it (the program's copy) of a tensor it may
         change in place through another name (`h = x[1:]`, then `x.narrow(...).div_(2)`
         in the region): its copy would miss the change."""
-        tensors = [v for n in loads & set(scope.env) if isinstance(v := scope.env[n], SSAValue) and maybe_tensor(v)]
+        # (through containers too: `l = [h, h[0]]` hands the region two copies that share nothing)
+        tensors = list({id(v): v for n in loads & set(scope.env) for v in _tensors_in(scope.env[n])}.values())
         roots = {id(v): possible_roots(v, self.model, self._joins) for v in tensors}
         return any(roots[id(v)] - {v} and _copied_by_the_program(v) and (any(
-            self._is_forward_argument(r) for r in roots[id(v)]) or any(
+            self._is_forward_argument(r) or r in self.python_held for r in roots[id(v)]) or any(
             roots[id(v)] & roots[id(w)] for w in tensors if w is not v)) for v in tensors)
 
     def _is_forward_argument(self: Lowerer, v: SSAValue) -> bool:
@@ -738,6 +830,7 @@ class RegionLowering:
                 owner = self._static_object(named[0], scope)
                 if owner is not None:
                     self.written_attrs.add((id(owner), named[1]))
+                    self.region_written.add((id(owner), named[1]))
                 else:
                     self.unknown_writes = True
                 continue
@@ -757,6 +850,7 @@ class RegionLowering:
                 owner = self._static_object(target.value, scope)
                 if owner is not None:
                     self.written_attrs.add((id(owner), target.attr))
+                    self.region_written.add((id(owner), target.attr))
                 elif not isinstance(target.value, ast.Name) or target.value.id not in scope.env:
                     self.unknown_writes = True
 

@@ -111,6 +111,11 @@ class StateLowering:
         t = state_type(value)
         if t is None:
             return None
+        if d.is_tensor_type(t) and (id(m), attr) in self.region_written:
+            # (`self.register_buffer("cache", t)` run as Python with a longer `t`, LLaMA's
+            # rotary cache: the program's type of it would be the one it had before)
+            raise self.unsupported(node, f"a read of '{attr}', a tensor that code run as Python earlier in this "
+                                         "call may have replaced (its shape may differ)")
         if d.is_tensor_type(t) and self.tensor_holders().get(id(value), 0) > 1:
             # One tensor held by two modules (or names): an update through one is seen
             # through the other in eager; the frontend keeps state per attribute.

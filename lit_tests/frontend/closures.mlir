@@ -1,8 +1,18 @@
-// RUN: dycl import %S/inputs/closures.py:make --input 1x4xf32 | filecheck %s
+// RUN: dycl import %S/inputs/closures.py:make --input 1x4xf32 | filecheck %s --check-prefix=FUNC
+// RUN: dycl import %S/inputs/closures.py:make --input 1x4xf32 | dycl-opt -p inline-calls | filecheck %s
 
 // Python in, IR out: a lambda closing over a local, a dict comprehension over a
 // ModuleDict's items inside `with torch.no_grad()`, and `sum` over the dict's
-// values are all compile-time structure; only the tensor work is left.
+// values are all compile-time structure; only the tensor work is left. The lambda
+// is one function (its free `scale` a constant of it), called for each head, and
+// inline-calls inlines it.
+
+// FUNC-LABEL: func.func @forward(%x: tensor<1x4xf32>)
+// FUNC:         func.call @Model.forward.lambda
+// FUNC:         func.call @Model.forward.lambda
+// FUNC:       func.func private @Model.forward.lambda(%0: !dycl.any)
+// FUNC-NEXT:    dycl.call_function "torch.relu"(%0)
+// FUNC-NEXT:    arith.constant 2.000000e+00 : f64
 
 // CHECK-LABEL: func.func @forward(%x: tensor<1x4xf32>)
 // CHECK-NEXT:    %[[A:.*]] = dycl.call_module "heads.a"(%x)

@@ -3498,3 +3498,31 @@ class StarredUnpacking(nn.Module):
 
 
 CASES["starred_unpacking"] = (StarredUnpacking, [(torch.randn(4, 3),), (torch.randn(4, 3) * 5,)])
+
+
+class TensorProperties(nn.Module):
+    """`@property` getters that give a view of a parameter or buffer (`self.lin.weight[0]`,
+    `self.table.t()`): a new tensor object on each read, which was folded into a constant
+    and then guarded as "changed after the compile" on every call (run as eager, probe 25a)."""
+
+    def __init__(self):
+        super().__init__()
+        self.lin = nn.Linear(4, 4)
+        self.register_buffer("table", torch.arange(16.0).reshape(4, 4))
+
+    @property
+    def first_row(self):
+        return self.lin.weight[0]
+
+    @property
+    def table_t(self):
+        return self.table.t()
+
+    def forward(self, x):
+        y = x @ self.table_t + self.first_row
+        if y.sum() > 0:
+            return y * self.first_row
+        return y
+
+
+CASES["tensor_properties"] = (TensorProperties, [(torch.randn(3, 4),), (-torch.ones(3, 4) * 9,)])

@@ -135,3 +135,55 @@ class AliasedResults(nn.Module):
         a, b = self._two(x)
         b.add_(1)
         return a
+
+
+class Closures(nn.Module):
+    """A nested function over a free tensor and a submodule, with a default; a lambda;
+    both called at several sites, one inside a branch."""
+
+    def __init__(self):
+        super().__init__()
+        self.lin = nn.Linear(4, 4)
+
+    def forward(self, x):
+        scale = x.mean()
+
+        def mix(u, k=2.0):
+            return torch.tanh(self.lin(u) * k + scale)
+
+        act = lambda v: torch.relu(v) - 0.5  # noqa: E731
+        h = act(mix(x)) + mix(x, 3.0)
+        if h.sum() > 0:
+            return act(mix(h))
+        return mix(h, k=3.0)
+
+
+class ClosureOverAChangingName(nn.Module):
+    """A free name rebound between calls: each call reads its binding at that call."""
+
+    def forward(self, x):
+        step = x.sum()
+
+        def add(u):
+            return u + step
+
+        a = add(x)
+        step = x.max()
+        b = add(x)
+        if b.mean() > 0:
+            step = step * 2
+        return a, add(b)
+
+
+class ClosureWritesAFreeTensor(nn.Module):
+    """A nested function updating a free tensor in place: the caller's name changes."""
+
+    def forward(self, x):
+        acc = x * 1
+
+        def bump(u):
+            acc.add_(u)
+            return u * 2
+
+        y = bump(x)
+        return acc + y
