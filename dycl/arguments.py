@@ -33,6 +33,10 @@ class ArgumentError(InputError, TypeError):
         return self.message  # (eager's TypeError's words, no diagnostic prefix)
 
 
+class ObjectArgument(InputError):
+    """An argument of a kind a program does not take (an object: a KV cache class)."""
+
+
 def is_constant(v: Any) -> bool:
     return v is None or type(v) in (bool, int, float, str)
 
@@ -170,8 +174,8 @@ def flatten(values: Sequence[Any]) -> tuple[list[torch.Tensor], list[Any]]:
                 raise InputError(f"{where} is a dict with a key that is not a number, string, boolean or None")
             return [type(v).__name__, [spec(x, f"{where}[{k!r}]") for k, x in v.items()],
                     [spec(k, where) for k in v]]
-        raise InputError(f"{where} is a {type(v).__name__}; dycl takes tensors, numbers, strings, booleans, None "
-                         "and lists, tuples or dicts of them as arguments")
+        raise ObjectArgument(f"{where} is a {type(v).__name__}; dycl takes tensors, numbers, strings, booleans, "
+                             "None and lists, tuples or dicts of them as arguments")
 
     return flat, [spec(v, f"argument {i}") for i, v in enumerate(values)]
 

@@ -1,7 +1,8 @@
 """Building sub-DNNs once: in-process dedup of identical sub-DNNs and a disk cache.
 
 A build is keyed by the sub-DNN's IR (its name and source locations left out),
-the content of every weight it uses, the backend, the target, the versions of
+the content of every weight it uses, the class, code and settings of every module
+it calls, the backend, the target, the versions of
 the tools involved and a digest of dycl's own sources, so neither new weights nor
 an edited (same-version) dycl ever reuse a stale entry.
 """
@@ -71,11 +72,43 @@ def cache_dir() -> Path | None:
     return root
 
 
+_PLAIN = (bool, int, float, complex, str, bytes, type(None))
+
+
+def _plain(v: object) -> bool:
+    return isinstance(v, _PLAIN) or isinstance(v, (tuple, list)) and all(_plain(x) for x in v)
+
+
+def _module_digest(m: nn.Module, h: "hashlib._Hash") -> None:
+    """What a leaf call runs besides its weights: each (sub)module's class, its code
+    where it is not torch's own, its settings (`negative_slope`, `eps`, `stride`,
+    `training`) and its hooks. The IR names the module by path only: `self.act` a ReLU
+    in one model and a GELU in another are the same `dycl.call_module "act"`."""
+    for name, sub in m.named_modules():
+        cls = type(sub)
+        h.update(f"{name}:{cls.__module__}.{cls.__qualname__}".encode())
+        if not cls.__module__.startswith("torch."):
+            for k, fn in sorted(vars(cls).items()):
+                code = getattr(fn, "__code__", None)
+                if code is not None:
+                    h.update(k.encode() + code.co_code + repr(code.co_consts).encode())
+        for k, v in sorted(vars(sub).items()):
+            if k.endswith("_hooks") or k.endswith("_hooks_with_kwargs") or k.endswith("_pre_hooks"):
+                if isinstance(v, dict) and v:
+                    h.update(f"{k}={[getattr(f, '__qualname__', type(f).__name__) for f in v.values()]}".encode())
+            elif not k.startswith("_") and _plain(v):
+                h.update(f"{k}={v!r}".encode())
+            elif (code := getattr(v, "__code__", None)) is not None:  # `m.forward = f` on the instance
+                h.update(f"{k}:".encode() + code.co_code + repr(code.co_consts).encode())
+
+
 def _weights_digest(fn: func.FuncOp, model: nn.Module, h: "hashlib._Hash") -> None:
     for op in fn.walk():
         tensors: list[torch.Tensor] = []
         if isinstance(op, d.CallModuleOp):
-            tensors = list(model.get_submodule(op.path.data).state_dict().values())
+            module = model.get_submodule(op.path.data)
+            _module_digest(module, h)
+            tensors = list(module.state_dict().values())
         elif isinstance(op, d.ParamOp):
             try:
                 tensors = [model.get_parameter(op.path.data)]

@@ -481,6 +481,13 @@ def compile(
         cm.specialize = functools.partial(
             _specialize, model, target=target, backend=backend, arch=arch, pipeline=pipeline, jobs=jobs,
             tune_trials=tune_trials, tuning_dir=tuning_dir, fallback=fallback, model_key=model_key, dynamic=False)
+    if out_dir is None:
+        # What forward itself changes (module state of another shape, a buffer it
+        # re-registers) or the caller sets (an attribute, `train()`) compiles on first use.
+        cm.recompile = functools.partial(
+            _specialize, model, target=target, backend=backend, arch=arch, pipeline=pipeline, jobs=jobs,
+            tune_trials=tune_trials, tuning_dir=tuning_dir, fallback=fallback, model_key=model_key,
+            dynamic=dynamic, signature=signature, dims=dims, host=host)
     if cm.fallbacks:
         locs = {r["loc"] for r in cm.fallbacks}
         warned = _WARNED_REGIONS.setdefault(model, set())

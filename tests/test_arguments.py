@@ -260,3 +260,37 @@ def test_a_dict_argument_keyed_by_other_than_constants_is_an_input_error():
     for bad in ({("input_ids", 0): torch.zeros(2, 5, dtype=torch.long)}, {torch.tensor(1): torch.zeros(2)}):
         with pytest.raises(dycl.InputError, match=r"argument 0 is a dict with a key that is not a number, string"):
             dycl.compile(model, [bad], backend="torch")
+
+
+class _KeyCache:
+    """A cache object passed by the caller (HF's DynamicCache style)."""
+
+    def __init__(self):
+        self.keys = []
+
+
+class TakesACacheObject(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.lin = torch.nn.Linear(4, 4)
+
+    def forward(self, x, cache=None):
+        if cache is not None:
+            cache.keys.append(x)
+            x = torch.cat(cache.keys, 0).mean(0, keepdim=True)
+        return self.lin(x)
+
+
+def test_an_object_argument_where_the_compile_had_none_runs_as_eager():
+    """Compiled with `cache=None`, a call with a cache object raised InputError
+    ("argument 1 is a _KeyCache; dycl takes tensors, ...") where eager answers."""
+    torch.manual_seed(0)
+    model = TakesACacheObject()
+    x = torch.randn(1, 4)
+    cm = dycl.compile(model, (x, None), backend="torch")
+    mine, theirs = _KeyCache(), _KeyCache()
+    with pytest.warns(dycl.FallbackWarning, match="argument 1 is a _KeyCache.*run the model as eager"):
+        assert torch.equal(cm(x, mine), model(x, theirs))
+    assert torch.equal(cm(x, mine), model(x, theirs))
+    assert len(mine.keys) == len(theirs.keys) == 2
+    assert torch.equal(cm(x), model(x))  # (without one: the compiled program)

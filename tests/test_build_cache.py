@@ -123,3 +123,32 @@ def test_a_torn_or_foreign_backend_choice_is_measured_again(monkeypatch, tmp_pat
     with torch.no_grad():
         for x in branchy.branch_inputs().values():
             assert max_abs_error(model(*x), cm(*x)) <= 1e-5
+
+
+class _Act(torch.nn.Module):
+    """The same IR for any activation: `dycl.call_module "act"` names the path only."""
+
+    def __init__(self, act):
+        super().__init__()
+        torch.manual_seed(0)
+        self.fc = torch.nn.Linear(4, 4)
+        self.act = act
+
+    def forward(self, x):
+        h = self.act(self.fc(x))
+        if h.sum() > 0:
+            return h * 2
+        return h
+
+
+@pytest.mark.parametrize("backend", ["torch", "onnxruntime"])
+def test_modules_of_another_class_or_setting_never_reuse_a_build(monkeypatch, tmp_path, backend):
+    """A model whose `self.act` was a ReLU, then one whose `self.act` is a GELU (or a
+    LeakyReLU of another slope), had the same key: the second reused the first's
+    build and answered with a ReLU (max error 0.34), across processes too."""
+    monkeypatch.setenv("DYCL_CACHE_DIR", str(tmp_path / "cache"))
+    x = torch.randn(2, 4, generator=torch.Generator().manual_seed(1))
+    for act in (torch.nn.ReLU(), torch.nn.GELU(), torch.nn.LeakyReLU(0.01), torch.nn.LeakyReLU(2.0)):
+        model = _Act(act).eval()
+        cm = dycl.compile(model, [x], backend=backend)
+        assert max_abs_error(model(x), cm(x)) <= 1e-6, act

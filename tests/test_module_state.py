@@ -232,19 +232,21 @@ def test_buffers_keep_their_identity():
     assert model.seen is seen and model.ema is ema and seen.item() == 8 and ema.abs().sum() > 0
 
 
-def test_state_changed_by_the_caller_to_another_type_runs_eager():
+def test_state_changed_by_the_caller_to_another_type_is_compiled_for():
     """The caller sets the state to a tensor of another shape (a reset for another
-    batch size): the compiled program was built for the old one, so that call runs
-    eager, with a warning, and its answer is eager's."""
+    batch size): the compiled program was built for the old one, so that call
+    compiles a variant for the new one (it ran eager, with a warning, on every call)."""
     torch.manual_seed(0)
     model = Recurrent().eval()
     eager = copy.deepcopy(model)
     cm = dycl.compile(model, (torch.randn(1, 4),), backend="torch")
     model.h = eager.h = torch.zeros(2, 4)
     x = torch.randn(2, 4)
-    with pytest.warns(FallbackWarning, match="module state"):
-        got = cm(x)
-    assert torch.equal(got, eager(x).detach())
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", FallbackWarning)
+        for _ in range(2):
+            assert torch.equal(cm(x), eager(x).detach())
+    assert len(cm._variants) == 1
     model.steps = eager.steps = 0
     model.h = eager.h = torch.zeros(1, 4)  # back to the compiled type: compiled again
     x = torch.randn(1, 4)
@@ -980,9 +982,44 @@ def test_a_buffer_a_submodule_re_registers_longer_is_read_with_its_new_shape():
     the buffer had before: a longer sequence raised StateTypeError where eager grows
     the cache."""
     model, eager = UsesARotaryCache(), UsesARotaryCache()
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", FallbackWarning)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always", FallbackWarning)
         cm = dycl.compile(model, [torch.ones(2)], backend="torch")
         for n in (2, 3, 3, 1, 5):
             assert torch.equal(cm(torch.ones(n)), eager(torch.ones(n)))
             assert torch.equal(model.rot.cache, eager.rot.cache)
+    # (the longer buffer forward registered is compiled for, not "replaced after the compile")
+    assert not [w for w in caught if "after the compile" in str(w.message)]
+
+
+class KeepsTheLastRows(torch.nn.Module):
+    """Memories on `self` that grow until they hold three rows (Transformer-XL style)."""
+
+    def __init__(self):
+        super().__init__()
+        self.lin = torch.nn.Linear(4, 4)
+        self.mem = torch.zeros(0, 4)
+
+    def forward(self, x):
+        self.mem = torch.cat([self.mem, x], 0)[-3:]
+        if self.mem.sum() > 0:
+            return self.lin(self.mem).sum(0)
+        return self.lin(x)[0]
+
+
+def test_module_state_forward_gives_another_shape_is_compiled_for():
+    """`self.mem` of 0, 1, 2 and then 3 rows: the program held the compiled shape, so
+    from the second call on the guard said "no longer holds a tensor of shape [0, 4]
+    ... after the compile" and every call ran as eager. Each new shape now compiles a
+    variant once (three here); later calls run the last one."""
+    torch.manual_seed(0)
+    model = KeepsTheLastRows()
+    eager = copy.deepcopy(model)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", FallbackWarning)
+        cm = dycl.compile(model, [torch.randn(1, 4)], backend="torch")
+        for i in range(6):
+            x = torch.randn(1, 4) * (1 if i % 2 else -1)
+            assert torch.equal(cm(x), eager(x))
+            assert torch.equal(model.mem, eager.mem)
+    assert len(cm._variants) == 3

@@ -14,7 +14,7 @@ from typing import Any, Callable
 
 import torch
 
-from dycl.arguments import ABSENT, Parameter, bind, describe, flatten
+from dycl.arguments import ABSENT, ObjectArgument, Parameter, bind, describe, flatten
 from dycl.arguments import key as argument_key
 from dycl.diagnostics import DyclError, FallbackWarning, InputError, user_stacklevel
 from dycl.grad_modes import current_grad_mode
@@ -123,6 +123,9 @@ class CompiledModel:
         # Set by dycl.compile(dynamic="auto"): compiles the model for other input shapes.
         self.specialize: Callable[[list[Any]], CompiledModel] | None = None
         self._specializations: dict[tuple[Any, ...], CompiledModel] = {}
+        # Set by dycl.compile: compiles the live model again, with these options (_variant).
+        self.recompile: Callable[[list[Any]], CompiledModel] | None = None
+        self._variants: list[CompiledModel] = []
         self._eager_model: Any = None
         # Sub-DNNs' shape guards in the signature's named dimensions (`t != 1`).
         self._dim_guards = [(p.name.split(".", 1)[0], g) for p in sorted(self.path.glob("*.dims.json"))
@@ -271,7 +274,12 @@ class CompiledModel:
             return self._eager((), {p.name: v for p, v in zip(params, values) if v is not ABSENT},
                                f"forward changes the list or dict argument(s) {', '.join(self.manifest['mutates_arguments'])}, "
                                "which the caller sees; calls")
-        flat, specs = flatten(values)
+        try:
+            flat, specs = flatten(values)
+        except ObjectArgument as e:
+            # (`cache=DynamicCache()` where the compile had None: what eager does with it)
+            return self._eager((), {p.name: v for p, v in zip(params, values) if v is not ABSENT},
+                               f"{e.message}; calls with one")
         if argument_key(specs) == argument_key(compiled):
             return self._call_tensors(tuple(flat), {p.name: v for p, v in zip(params, values) if v is not ABSENT})
         if self.specialize is None:
@@ -284,6 +292,8 @@ class CompiledModel:
 
     def _call_tensors(self, inputs: tuple[Any, ...], example: dict[str, Any] | None = None) -> Any:
         if self._guard is not None and (change := self._guard.changed()) is not None:
+            if self._guard.recompilable and (variant := self._variant(inputs, example)) is not None:
+                return variant._call_tensors(inputs, example)
             return self._eager(inputs, example, f"{change} after the compile (the compiled program holds the "
                                                 "old value); calls")
         expected = self._expected or self._signature()
@@ -377,6 +387,24 @@ class CompiledModel:
                               stacklevel=user_stacklevel())
             with contextlib.nullcontext() if grad else torch.no_grad():
                 return self._eager_model(*inputs, **(kwargs or {})) if example is None else self._eager_model(**example)
+
+    def _variant(self, inputs: tuple[Any, ...], example: dict[str, Any] | None) -> CompiledModel | None:
+        """The model compiled again for what changed since the compile (module state of
+        another shape, a buffer forward re-registered, an attribute, `train()`): one whose
+        own guard holds, compiled now on first need; None past MAX_SPECIALIZATIONS of them
+        or without a live model to compile."""
+        if self.recompile is None:
+            return None
+        with self._lock:
+            for variant in self._variants:
+                if variant._guard is None or variant._guard.changed() is None:
+                    return variant
+            if len(self._variants) >= MAX_SPECIALIZATIONS:
+                return None
+            variant = self.recompile(list(inputs) if example is None else example)
+            variant.recompile = None  # (its own changes: this model's next variant)
+            self._variants.append(variant)
+            return variant
 
     def _specialization(self, inputs: tuple[Any, ...], example: dict[str, Any] | None = None,
                         arguments: str | None = None) -> CompiledModel | None:

@@ -38,6 +38,12 @@ def _forward(cls: type) -> Any:
         return None
 
 
+def _is_module(v: Any) -> bool:
+    import torch
+
+    return isinstance(v, torch.nn.Module)
+
+
 def _is_tensor(v: Any) -> bool:
     import torch
 
@@ -171,6 +177,7 @@ class LiveModelGuard:
         self._misc_held = list(map(call, *self._misc))
         self._tags_at = len(self._misc_held) - len(self._setting_dicts)
         self._more = bool(self._rest[0] or self._odd_modules or self._reads or self._state)
+        self.recompilable = False  # (of the last change `changed()` found)
 
     def changed(self) -> str | None:
         # (no method calls on the common path: a small model's guard measured 3.0 us with them, 1.6 us without)
@@ -201,14 +208,22 @@ class LiveModelGuard:
                 if now is not value or not _same(_partial_state(now), deep):
                     return f"{_label(holder, name, kind)} changed"
             elif now is not value and not (deep and _same(now, value)):
+                self.recompilable = kind == "attr" and name != "_version" and _is_module(holder) and deep
                 return f"{'the global ' if kind == 'global' else ''}{_label(holder, name, kind)} changed"
         for holder, name, spec in self._state:
             if _state_spec(getattr(holder, name, None)) != spec:
+                self.recompilable = True
                 return f"{self._where(holder, name)} (module state) no longer holds a {spec[0]}" + (
                     f" of shape {list(spec[1])} and dtype {str(spec[2]).removeprefix('torch.')}" if len(spec) > 1 else "")
         return None
 
     def _what_changed(self) -> str | None:
+        # `recompilable`: a change a program compiled again can hold, made by forward itself
+        # or set once (module state of another type, a buffer forward re-registers, a
+        # module's attribute, a torch.nn setting). Weights (an optimizer step, running
+        # statistics, `train()`) change again and again; code, hooks and objects outside
+        # the model run as eager.
+        self.recompilable = False
         if list(map(_version, self._tensors)) != self._versions:
             t = next(t for t, v in zip(self._tensors, self._versions) if t._version != v)
             m, kind, _, name, _ = next(s for s in self._slots if s[4] is t)
@@ -224,6 +239,7 @@ class LiveModelGuard:
                 return f"{self._where(m, name)} ({kind}) was given new data"
         if not all(map(is_, map(dict.get, self._dicts, self._keys), self._held)):
             m, kind, _, name, _ = next(s for s in self._slots if s[2].get(s[3]) is not s[4])
+            self.recompilable = kind == "buffer"
             return f"{self._where(m, name)} ({kind}) was replaced"
         if list(map(_training, self._modules)) != self._training:
             m = next(m for m, t in zip(self._modules, self._training) if m.training != t)
@@ -231,6 +247,7 @@ class LiveModelGuard:
         versions = list(map(self._dict_version, self._setting_dicts))
         for m, k, v in self._settings:
             if not _same(m.__dict__.get(k, _MISSING), v):
+                self.recompilable = True
                 return f"{self._where(m, k)} ({type(m).__name__} setting) changed"
         if not self._same_code():
             for d, f in zip(self._own, self._own_forward):
