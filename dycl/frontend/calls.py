@@ -255,7 +255,7 @@ def _has_hooks(m: nn.Module) -> bool:
 # Calls that make a new tensor (no view of another): an in-place method on their
 # result changes nothing anyone else holds.
 _FACTORIES = frozenset({"zeros", "ones", "full", "empty", "zeros_like", "ones_like", "full_like", "empty_like",
-                        "new_zeros", "new_ones", "new_full", "new_empty", "clone", "arange", "tensor", "eye"})
+                        "new_zeros", "new_ones", "new_full", "new_empty", "new", "clone", "arange", "tensor", "eye"})
 
 
 def _fresh_tensor(receiver: ast.expr | None) -> bool:

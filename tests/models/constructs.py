@@ -3526,3 +3526,30 @@ class TensorProperties(nn.Module):
 
 
 CASES["tensor_properties"] = (TensorProperties, [(torch.randn(3, 4),), (-torch.ones(3, 4) * 9,)])
+
+
+class LegacyNewThenFill(nn.Module):
+    """HF's greedy search: `unfinished = input_ids.new(b).fill_(1)`, updated by the
+    tokens each step picks, and a stop once every row is done (the whole forward ran as
+    Python: "in-place tensor method 'fill_'", probe 26a)."""
+
+    def __init__(self):
+        super().__init__()
+        self.emb = nn.Embedding(10, 8)
+        self.head = nn.Linear(8, 10)
+
+    def forward(self, input_ids):
+        unfinished = input_ids.new(input_ids.shape[0]).fill_(1)
+        for _ in range(4):
+            logits = self.head(self.emb(input_ids).mean(1))
+            nxt = torch.argmax(logits, dim=-1)
+            nxt = nxt * unfinished + 0 * (1 - unfinished)
+            input_ids = torch.cat([input_ids, nxt[:, None]], dim=-1)
+            unfinished = unfinished.mul((nxt != 3).long())
+            if unfinished.max() == 0:
+                break
+        return input_ids
+
+
+CASES["legacy_new_then_fill"] = (LegacyNewThenFill, [
+    (torch.tensor([[1, 2], [4, 5]]),), (torch.tensor([[3, 3], [0, 9]]),), (torch.tensor([[7, 1], [2, 2]]),)])
