@@ -1287,3 +1287,65 @@ def test_a_region_that_writes_through_a_container_of_views_gets_views(cls):
         warnings.simplefilter("ignore", dycl.FallbackWarning)
         cm = dycl.compile(cls(), (x,), backend="onnxruntime")
     assert torch.equal(cm(x), cls()(x))
+
+
+class _HighwayExit(Exception):
+    def __init__(self, message, exit_layer):
+        self.message = message
+        self.exit_layer = exit_layer
+
+
+class _HighwayEncoder(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.lin = nn.Linear(4, 4)
+        self.thresholds = [0.5, 0.6]
+
+    def set_thresholds(self, values):  # (never called by forward)
+        self.thresholds = values
+
+    def forward(self, x):
+        for i in range(2):
+            x = self.lin(x)
+            if x.sum() < self.thresholds[i]:
+                raise _HighwayExit((x,), i + 1)
+        return (x,)
+
+
+class CountsHighwayExits(nn.Module):
+    """DeeBERT: the encoder raises at the exit, forward catches it and counts exits."""
+
+    def __init__(self):
+        super().__init__()
+        self.encoder = _HighwayEncoder()
+        self.exits = [0, 0, 0]
+
+    def forward(self, x):
+        try:
+            logits = self.encoder(x)[0]
+            exit_layer = 2
+        except _HighwayExit as e:
+            logits = e.message[0]
+            exit_layer = e.exit_layer
+        self.exits[exit_layer] += 1
+        return logits
+
+
+def test_a_region_calling_code_that_raises_its_own_exception_names_the_real_reason():
+    """A region around `self.encoder(x)` took `x.sum()` and `_HighwayExit(...)` in the
+    encoder for unknown calls that may write any attribute a method writes: the
+    encoder's `thresholds` (written by a setter forward never calls) became run-time
+    state, and the reason given was "a read of 'thresholds', which forward changes"."""
+    torch.manual_seed(0)
+    model, eager = CountsHighwayExits().eval(), None
+    eager = copy.deepcopy(model)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", dycl.FallbackWarning)
+        cm = dycl.compile(model, (torch.randn(4),), backend="torch")
+    reasons = " ".join(f["reason"] for f in cm.fallbacks)
+    assert "thresholds" not in reasons and "augmented assignment" in reasons, reasons
+    for seed in range(6):
+        x = torch.randn(4, generator=torch.Generator().manual_seed(seed)) * 3
+        assert torch.equal(cm(x), eager(x))
+        assert model.exits == eager.exits
+    assert sorted(set(model.exits)) != [0]

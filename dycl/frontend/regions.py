@@ -903,6 +903,13 @@ class RegionLowering:
                 root = root.func if isinstance(root, ast.Call) else root.value
             if isinstance(root, ast.Name) and (root.id in _PURE_ROOTS or isinstance(scope.env.get(root.id), SSAValue)):
                 return  # torch, F, print...; tensor methods
+            if isinstance(func, ast.Name) and func.id not in scope.env and inspect.isclass(
+                    cls := self.global_object(func.id)) and issubclass(cls, BaseException):
+                return  # `raise Exit(outputs, i)`: an exception keeps what it is given
+            if isinstance(func, ast.Attribute) and not func.attr.endswith("_") and hasattr(torch.Tensor, func.attr) \
+                    and func.attr not in MUTATING_METHODS and not any(hasattr(type(m), func.attr)
+                                                                     for m in self.model.modules()):
+                return  # `x.sum()` on a callee's local: a tensor method (no set's `add`, no module's method)
             self.written_attrs |= model_state_writes(self.model)  # unknown callee: be safe
             return
         if not inspect.isfunction(method) or depth >= 4:
