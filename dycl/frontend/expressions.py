@@ -47,6 +47,7 @@ from dycl.frontend.values import (
     SuperRef,
     Value,
     copy_env,
+    name_held_class,
     qualname_of,
     resolve_qualname,
 )
@@ -110,6 +111,20 @@ def _as_seq(v: Value, other: Value) -> Value:
     if isinstance(v, Static) and isinstance(other, SeqVal) and type(v.value) is (list if other.is_list else tuple):
         return SeqVal([Static(x) for x in v.value], other.is_list)
     return v
+
+
+def _importable_name(cls: type, owner: type, attr: str) -> str | None:
+    """A name that imports `cls`: its own, or its owner's and the attribute's."""
+    from dycl.pyregion import resolve
+
+    for q in (qualname_of(cls), (o := qualname_of(owner)) and f"{o}.{attr}"):
+        try:
+            if q and resolve(q) is cls:
+                name_held_class(cls, q)  # (how the host makes it: qualname_of)
+                return q
+        except Exception:  # noqa: BLE001 (not importable so)
+            continue
+    return None
 
 
 def _gives_tensor(m: nn.Module, attr: str) -> bool:
@@ -374,6 +389,9 @@ class ExpressionLowering:
                 # runs where forward reads it (`self.lin.weight[0]`: a new view each read,
                 # which a constant would guard against as changed)
                 return self._inline(static.fget, base, [], {}, node)
+            if inspect.isclass(static) and attr not in m.__dict__ and (
+                    q := _importable_name(static, type(m), attr)) is not None:
+                return GlobalRef(q, static)  # `self.Out(...)`: a class held by the model's class (a namedtuple)
             if hasattr(type(m), attr) and callable(getattr(type(m), attr)) and not isinstance(static, property) \
                     and attr not in m.__dict__:  # (an instance attribute shadows the class's method)
                 return MethodRef(base, attr)
@@ -421,6 +439,9 @@ class ExpressionLowering:
                 # (a bound method of a container has no importable name: `list.append` lost its list)
                 raise self.unsupported(node, f"'{attr}' of a Python {type(obj.__self__).__name__} held by "
                                              f"'{base.qualname}'")
+            if inspect.isclass(obj) and inspect.isclass(base.obj) and (
+                    q := _importable_name(obj, base.obj, attr)) is not None:
+                return GlobalRef(q, obj)  # `Model.Out`: a namedtuple made in the class body
             q = qualname_of(obj) or f"{base.qualname}.{attr}"
             return GlobalRef(q, obj)
         if isinstance(base, SSAValue):

@@ -309,9 +309,22 @@ def is_leaf_module(module: nn.Module) -> bool:
     return mod.startswith("torch.nn.") or mod.startswith("torch.ao.nn.")
 
 
+# Classes importable only through the class that holds them (`Model.Out`, a namedtuple
+# made in a class body): id -> (the class, that name).
+_HELD_CLASSES: dict[int, tuple[Any, str]] = {}
+
+
+def name_held_class(cls: type, name: str) -> None:
+    _HELD_CLASSES[id(cls)] = (cls, name)
+
+
 def qualname_of(obj: Any) -> str | None:
     """The importable name FX would use for a global callable or module."""
     import types
+
+    held = _HELD_CLASSES.get(id(obj))
+    if held is not None and held[0] is obj:
+        return held[1]
 
     if isinstance(obj, types.ModuleType):
         return obj.__name__

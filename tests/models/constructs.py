@@ -3553,3 +3553,29 @@ class LegacyNewThenFill(nn.Module):
 
 CASES["legacy_new_then_fill"] = (LegacyNewThenFill, [
     (torch.tensor([[1, 2], [4, 5]]),), (torch.tensor([[3, 3], [0, 9]]),), (torch.tensor([[7, 1], [2, 2]]),)])
+
+
+class NamedTupleOfTheClass(nn.Module):
+    """A namedtuple made in the class body, built as `self.Out(...)` and as
+    `NamedTupleOfTheClass.Out(...)` (ran as Python: "cannot read the Python source of
+    ...Out", then "unknown function", probe 26a)."""
+
+    Out = collections.namedtuple("Out", "logits exit_layer confidence")
+
+    def __init__(self):
+        super().__init__()
+        self.layer = nn.ModuleList([nn.Linear(4, 4) for _ in range(3)])
+        self.heads = nn.ModuleList([nn.Linear(4, 3) for _ in range(3)])
+
+    def forward(self, x):
+        for i, (layer, head) in enumerate(zip(self.layer, self.heads)):
+            x = torch.relu(layer(x))
+            logits = head(x)
+            confidence = logits.softmax(-1).max()
+            if confidence > 0.5:
+                return self.Out(logits, i, confidence)
+        return NamedTupleOfTheClass.Out(logits, len(self.layer), confidence)
+
+
+CASES["namedtuple_of_the_class"] = (NamedTupleOfTheClass, [
+    (torch.randn(1, 4, generator=torch.Generator().manual_seed(s)) * k,) for s, k in ((0, 0.5), (1, 8.0), (5, 3.0))])
