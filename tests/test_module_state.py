@@ -1023,3 +1023,22 @@ def test_module_state_forward_gives_another_shape_is_compiled_for():
             assert torch.equal(cm(x), eager(x))
             assert torch.equal(model.mem, eager.mem)
     assert len(cm._variants) == 3
+
+
+def test_a_variant_that_fails_to_compile_leaves_the_calls_to_eager():
+    """Compiling for the new state is best effort: where it fails, the call runs the
+    live model as eager, with the warning, as before variants (not the compile's error)."""
+    torch.manual_seed(0)
+    model = KeepsTheLastRows()
+    eager = copy.deepcopy(model)
+    cm = dycl.compile(model, [torch.randn(1, 4)], backend="torch")
+
+    def refuse(_inputs):
+        raise dycl.DyclError("refused for the test")
+
+    cm.recompile = refuse
+    x = torch.randn(1, 4)
+    assert torch.equal(cm(x), eager(x))
+    with pytest.warns(FallbackWarning, match="module state"):
+        assert torch.equal(cm(x), eager(x))
+    assert cm._variants == [] and cm.recompile is None

@@ -390,9 +390,10 @@ class CompiledModel:
 
     def _variant(self, inputs: tuple[Any, ...], example: dict[str, Any] | None) -> CompiledModel | None:
         """The model compiled again for what changed since the compile (module state of
-        another shape, a buffer forward re-registered, an attribute, `train()`): one whose
-        own guard holds, compiled now on first need; None past MAX_SPECIALIZATIONS of them
-        or without a live model to compile."""
+        another shape, a buffer forward re-registered, a module's attribute, a torch.nn
+        setting): one whose own guard holds, compiled now on first need; None past
+        MAX_SPECIALIZATIONS of them, without a live model to compile, or once such a
+        compile failed (the calls then run eager, as they did before variants)."""
         if self.recompile is None:
             return None
         with self._lock:
@@ -401,7 +402,11 @@ class CompiledModel:
                     return variant
             if len(self._variants) >= MAX_SPECIALIZATIONS:
                 return None
-            variant = self.recompile(list(inputs) if example is None else example)
+            try:
+                variant = self.recompile(list(inputs) if example is None else example)
+            except DyclError:
+                self.recompile = None  # (not tried again on every call)
+                return None
             variant.recompile = None  # (its own changes: this model's next variant)
             self._variants.append(variant)
             return variant
