@@ -176,7 +176,8 @@ def build_artifact(module: ModuleOp, model: nn.Module, inputs: Sequence[torch.Te
         **({"parameters": [p.to_json() for p in params]}
            if (params := arguments.params if arguments is not None else _call_parameters(model, inputs)) is not None
            else {}),
-        **({"var_keyword": True} if _takes_var_keyword(model) else {}),
+        **({"var_keyword": True} if _takes(model, "VAR_KEYWORD") else {}),
+        **({"var_positional": True} if _takes(model, "VAR_POSITIONAL") else {}),
         **({"argument_spec": spec} if (spec := argument_spec(model, inputs, arguments)) is not None else {}),
         **({"outputs": outputs} if outputs is not None else {}),
         "subgraphs": subgraphs,
@@ -581,9 +582,10 @@ def _call_parameters(model: nn.Module, inputs: Sequence[Any]) -> list[Parameter]
     return parameters_of(model) or parameters_of(model, len(inputs))
 
 
-def _takes_var_keyword(model: nn.Module) -> bool:
+def _takes(model: nn.Module, kind: str) -> bool:
+    """Whether forward has a parameter of this kind (VAR_KEYWORD: **kwargs, VAR_POSITIONAL: *args)."""
     try:
-        return any(p.kind == p.VAR_KEYWORD for p in inspect.signature(model.forward).parameters.values())
+        return any(p.kind == getattr(p, kind) for p in inspect.signature(model.forward).parameters.values())
     except (TypeError, ValueError):
         return False
 

@@ -193,6 +193,41 @@ def test_a_forward_with_kwargs_takes_its_named_parameters_by_keyword():
         assert torch.equal(got["last_hidden_state"], model(ids, scale=2.0)["last_hidden_state"])
 
 
+class StarArgs(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.lin = nn.Linear(4, 4)
+
+    def forward(self, x, *rest, **options):
+        h = self.lin(x)
+        for r in rest:
+            h = h + r
+        if len(rest) > 1 and rest[1].sum() > 0:
+            h = -h
+        return h, len(options)
+
+
+def test_a_forward_with_star_args_and_kwargs_is_compiled_not_run_as_python():
+    """`*rest` is the tuple of the example's extra arguments and `**options` an empty
+    dict: forward compiles (it ran whole as Python: 'unsupported signature'). A call
+    with more positional arguments than the compile's runs the model (it raised
+    eager's TypeError for a forward that takes them)."""
+    torch.manual_seed(0)
+    model = StarArgs().eval()
+    x, a, b = torch.randn(2, 4), torch.randn(2, 4), torch.randn(2, 4)
+    cm = dycl.compile(model, (x, a, b), backend="torch")
+    assert cm.fallbacks == []
+    for args in [(x, a, b.abs()), (x, a, -b.abs())]:  # both paths
+        got, want = cm(*args), model(*args)
+        assert torch.equal(got[0], want[0]) and got[1] == want[1] == 0
+    assert dycl.compile(KwargsForward().eval(), (torch.tensor([[5, 6]]),), backend="torch").fallbacks == []
+    one = dycl.compile(model, (x,), backend="torch")
+    assert one.fallbacks == [] and torch.equal(one(x)[0], model(x)[0])
+    with pytest.warns(dycl.FallbackWarning, match="other ones than the compile's"):
+        got = one(x, a)
+    assert torch.equal(got[0], model(x, a)[0])
+
+
 class BatchDict(nn.Module):
     """A batch as one dict argument, as data loaders hand it over."""
 

@@ -166,7 +166,9 @@ class Lowerer(ScopeLowering, StatementLowering, ExpressionLowering, CallLowering
         params = self._params(fdef, fn)
         n_defaults = len(fdef.args.defaults)
         required = len(params) - n_defaults
-        if self.arguments is None and not required <= len(self.example_inputs) <= len(params):
+        vararg, kwarg = fdef.args.vararg, fdef.args.kwarg
+        if self.arguments is None and not required <= len(self.example_inputs) <= (
+                len(self.example_inputs) if vararg else len(params)):
             expected = f"{required} to {len(params)}" if n_defaults else f"{len(params)}"
             raise FrontendError(
                 f"forward takes {expected} inputs but {len(self.example_inputs)} "
@@ -194,21 +196,38 @@ class Lowerer(ScopeLowering, StatementLowering, ExpressionLowering, CallLowering
                 f"{where}.__kwdefaults__[{name!r}]", value)
         if self.arguments is None:
             given = params[: len(self.example_inputs)]
-            arg_types = [self._input_type(x, name, fdef, fn) for name, x in zip(given, self.example_inputs)]
+            names = [*given, *(f"args[{k}]" for k in range(len(self.example_inputs) - len(given)))]
+            arg_types = [self._input_type(x, name, fdef, fn) for name, x in zip(names, self.example_inputs)]
         else:
             arg_types = [self._input_type(x, f"input {i}", fdef, fn) for i, x in enumerate(self.example_inputs)]
         arg_types = signature_types(arg_types, self.signature)
         entry = Block(arg_types=arg_types)
+        extra: list[Value] = []  # (what *args takes)
         if self.arguments is None:
             bound: dict[str, Value] = dict(zip(given, entry.args))
             for arg, name in zip(entry.args, given):
                 arg.name_hint = name
+            extra = list(entry.args[len(given):])
+            for k, arg in enumerate(extra):
+                arg.name_hint = f"{vararg.arg}{k}" if vararg else None
         else:
             block_args = iter(entry.args)
-            bound = {name: _bind_argument(spec, block_args, name)
-                     for name, spec in zip(params + keyword_only, self.arguments.specs) if spec != ABSENT}
+            bound = {}
+            for p, spec in zip(self.arguments.params, self.arguments.specs):
+                if spec != ABSENT:
+                    value = _bind_argument(spec, block_args, p.name.replace("[", "").replace("]", ""))
+                    if p.kind == "variadic":
+                        extra.append(value)
+                    else:
+                        bound[p.name] = value
+        if vararg is not None:  # (the positional arguments past the named ones, as a tuple)
+            bound[vararg.arg] = SeqVal(extra) if any(not isinstance(x, Static) for x in extra) else Static(
+                tuple(x.value for x in extra))  # type: ignore[union-attr]
+        if kwarg is not None:  # (calls with keywords into **kwargs run as eager: the compile's took none)
+            bound[kwarg.arg] = DictVal()
         self.block = self._entry = entry
-        receiver = fdef.args.args[0].arg if fdef.args.args else "self"
+        receiver = (*fdef.args.posonlyargs, *fdef.args.args)[0].arg if fdef.args.posonlyargs or fdef.args.args \
+            else "self"
         env: dict[str, Value] = {receiver: ModuleRef("", self.model), **defaults, **bound}
         scope = _Scope(env=env)
         self._fn_body = fdef.body
@@ -258,14 +277,8 @@ class Lowerer(ScopeLowering, StatementLowering, ExpressionLowering, CallLowering
         return tree, fn
 
     def _params(self, fdef: ast.FunctionDef, fn: _Function) -> list[str]:
-        a = fdef.args
-        if a.vararg or a.kwarg or a.posonlyargs:
-            raise FrontendError(
-                f"unsupported signature in function '{fn.qualname}': *args, **kwargs and "
-                "positional-only parameters are not supported",
-                self._loc(fdef, fn),
-            )
-        return [x.arg for x in a.args[1:]]
+        """forward's named positional parameters, past `self`."""
+        return [x.arg for x in (*fdef.args.posonlyargs, *fdef.args.args)[1:]]
 
     def _input_type(self, x: Any, name: str, node: ast.AST, fn: _Function) -> Attribute:
         if isinstance(x, torch.Tensor):

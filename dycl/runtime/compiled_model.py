@@ -265,7 +265,8 @@ class CompiledModel:
         if params is None or compiled is None:
             raise InputError("a compiled model takes its tensor inputs by position"
                              + (f"; got keyword argument(s) {', '.join(sorted(kwargs))}" if kwargs else ""))
-        if any(p.kind == "variadic" for p in params):
+        if any(p.kind == "variadic" for p in params) or self.manifest.get("var_positional") and len(args) > sum(
+                p.kind == "positional" for p in params):
             return self._call_variadic(params, compiled, args, kwargs)
         if self.manifest.get("var_keyword") and set(kwargs) - {p.name for p in params}:
             return self._eager(args, None, "forward takes **kwargs, and calls with keywords into it", kwargs)

@@ -83,12 +83,17 @@ class LoopWithLogging(nn.Module):
         return x
 
 
+def _doubled(module, args, out):
+    return out * 2
+
+
 class Untranslatable(nn.Module):
-    """A forward taking *args/**kwargs: it runs whole, as eager."""
+    """A forward hook on the model itself runs around all of forward: it runs whole, as eager."""
 
     def __init__(self):
         super().__init__()
         self.fc = nn.Linear(4, 4)
+        self.register_forward_hook(_doubled)
 
     def forward(self, *args, **kwargs):
         x = args[0]
