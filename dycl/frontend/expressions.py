@@ -20,8 +20,8 @@ from typing import TYPE_CHECKING, Any
 import torch
 from torch import nn
 from xdsl.dialects import arith
-from xdsl.dialects.builtin import (ArrayAttr, DenseIntOrFPElementsAttr, IntegerAttr, NoneAttr, StringAttr, TensorType,
-                                   i1, i64)
+from xdsl.dialects.builtin import (ArrayAttr, DenseIntOrFPElementsAttr, Float64Type, IntegerAttr, IntegerType, NoneAttr,
+                                   StringAttr, TensorType, i1, i64)
 from xdsl.ir import BlockArgument, Operation, SSAValue
 
 from dycl.dialects import dycl as d
@@ -150,6 +150,25 @@ def _writes_state(function: Any) -> bool:
                 isinstance(t, (ast.Attribute, ast.Subscript)) for t in targets):
             return True
     return False
+
+
+def _member_items(v: Value) -> list[Value] | None:
+    """The items of a tuple, list, set or range of constant numbers, strings or None
+    and run-time numbers (not tensors: `in` compares them by identity first)."""
+    def plain(x: Any) -> bool:
+        return x is None or type(x) in (bool, int, float, str)
+
+    if isinstance(v, Static) and isinstance(v.value, (tuple, list, set, frozenset, range)) and all(map(plain, v.value)):
+        return [Static(x) for x in v.value]
+    def number(x: Any) -> bool:  # (`t.item()` is typed by shape inference, later)
+        return isinstance(x, SSAValue) and (isinstance(x.type, (IntegerType, Float64Type)) or isinstance(
+            x.owner, d.ItemOp) or isinstance(x.owner, d.CallFunctionOp) and x.owner.target.data in (
+            "builtins.int", "builtins.float", "builtins.bool"))
+
+    if isinstance(v, SeqVal) and not isinstance(v, DictVal) and all(
+            isinstance(x, Static) and plain(x.value) or number(x) for x in v.items):
+        return list(v.items)
+    return None
 
 
 def _many_elements(v: SSAValue) -> bool:
@@ -546,7 +565,11 @@ class ExpressionLowering:
         left = self.expr(e.left, scope)
         result: Value | None = None
         for op, right_node in zip(e.ops, e.comparators):
-            right = self.expr(right_node, scope)
+            if isinstance(op, (ast.In, ast.NotIn)) and isinstance(right_node, ast.Set):
+                # (`k in {1, 2}`: only its members matter; a set literal is no value of its own here)
+                right = SeqVal([self.expr(x, scope) for x in right_node.elts], False)
+            else:
+                right = self.expr(right_node, scope)
             if type(op) in STATIC_OK_CMPOPS:
                 if isinstance(left, Static) and isinstance(right, Static):
                     part: Value = Static(STATIC_OK_CMPOPS[type(op)](left.value, right.value))
@@ -567,6 +590,11 @@ class ExpressionLowering:
                         part = self.to_bool(self.call_function(f"_operator.{name}", [left, right], {}, e), e)
                     else:
                         part = Static(isinstance(op, ast.IsNot))  # a run-time tensor is never None
+                elif isinstance(op, (ast.In, ast.NotIn)) and (items := _member_items(right)) is not None:
+                    part = self._contains(left, items, e)
+                    if isinstance(op, ast.NotIn):
+                        part = Static(not part.value) if isinstance(part, Static) else self.emit(arith.XOrIOp(
+                            self.to_bool(part, e), self.materialize(Static(True), e)), e).results[0]
                 else:
                     raise self.unsupported(e, f"'{type(op).__name__}' comparison on a run-time value")
             else:
@@ -575,6 +603,24 @@ class ExpressionLowering:
             left = right
         assert result is not None
         return result
+
+    def _contains(self: Lowerer, v: Value, items: list[Value], node: ast.AST) -> Value:
+        """`v in items` for constant numbers, strings or None and run-time numbers:
+        Python's `item is v or item == v` for each. A run-time value is never one of the
+        constant objects, and one run-time number is another only where it is the same
+        value (`v in (v, 1)` holds for a NaN too); else `==` (a tensor's `bool(t == c)`
+        raises on the first item where it raises on any)."""
+        found: Value = Static(False)
+        for c in items:
+            if c is v:
+                return Static(True) if isinstance(found, Static) else found
+            equal = Static(False) if isinstance(c, Static) and c.value is None and not isinstance(v, Static) \
+                else self._compare_values(ast.Eq(), v, c, node)
+            if isinstance(found, Static) and not found.value:
+                found = equal
+            elif not (isinstance(equal, Static) and not equal.value):
+                found = self.emit(arith.OrIOp(self.to_bool(found, node), self.to_bool(equal, node)), node).results[0]
+        return found
 
     def _compare_values(self: Lowerer, op: ast.cmpop, a: Value, b: Value, node: ast.AST) -> Value:
         name, fn = CMPOPS[type(op)]

@@ -3579,3 +3579,44 @@ class NamedTupleOfTheClass(nn.Module):
 
 CASES["namedtuple_of_the_class"] = (NamedTupleOfTheClass, [
     (torch.randn(1, 4, generator=torch.Generator().manual_seed(s)) * k,) for s, k in ((0, 0.5), (1, 8.0), (5, 3.0))])
+
+
+class MembershipOfRunTimeValues(nn.Module):
+    """`in` / `not in` with a run-time value on the left: a token id in a tuple of stop
+    ids, a float in a list (NaN is in none), an int in a set literal, a tensor in a tuple
+    of numbers (`bool(t == c)`: eager's error for a two-element tensor), and run-time
+    numbers on the right (`v in (v, 1)` holds for a NaN: identity first). All ran as
+    Python: "'In' comparison on a run-time value" (probe 26a)."""
+
+    def forward(self, x):
+        tok = x.argmax()
+        if tok.item() in (2, 3):
+            x = x * 2
+        if x[0].item() not in [0.5, float("nan"), -1.0]:
+            x = x + 1
+        if int(x.sum() > 0) in {1}:
+            x = -x
+        v = x[1].item()
+        if v in (v, 7) and x.max() in (x[2].item(), 8.0):
+            x = x * 3
+        if x[:1] in (1, 4):
+            return x * 0
+        return x - 1
+
+
+CASES["membership_of_run_time_values"] = (MembershipOfRunTimeValues, [
+    (torch.tensor([0.1, 0.2, 3.0, 0.0, -5.0]),), (torch.tensor([-0.5, 0.0, 0.0, -9.0, -1.0]),),
+    (torch.tensor([0.5, 0.0, 0.0, 9.0, 0.0]),), (torch.tensor([-1.0, -2.0, 9.0, -3.0, -4.0]),),
+    (torch.tensor([float("nan"), float("nan"), 0.0, 0.0, 0.0]),), (torch.tensor([-2.0, 0.0, 0.0, 0.0, 0.0]),),
+    (torch.tensor([-5.0, 0.0, -1.0, 0.0, 0.0]),), (torch.tensor([0.0, 0.0, 0.0, 0.0, 0.0]),)])
+
+
+class MembershipOfATwoElementTensor(nn.Module):
+    def forward(self, x):
+        if x in (0, 3):  # eager: "Boolean value of Tensor with more than one value is ambiguous"
+            return x + 1
+        return x
+
+
+CASES["membership_of_a_two_element_tensor"] = (MembershipOfATwoElementTensor, [
+    (torch.tensor([3.0]),), (torch.tensor([1.0]),), (torch.tensor([0.0, 3.0]),)])
