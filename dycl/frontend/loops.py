@@ -16,7 +16,8 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from torch import nn
-from xdsl.dialects.builtin import NoneAttr, TensorType, UnitAttr, i64
+from xdsl.dialects import arith
+from xdsl.dialects.builtin import IntegerAttr, NoneAttr, TensorType, UnitAttr, i64
 from xdsl.ir import Block, Operation, Region, SSAValue
 
 from dycl.diagnostics import FrontendError
@@ -194,6 +195,10 @@ class LoopLowering:
         """Lower `s`; returns True if it also consumed `rest` (the code after it)."""
         mark = self._mark()
         if (zipped := self._zipped_parts(s.iter, scope)) is not None:
+            if (bounded := self._bounded_zip(s, zipped, scope)) is not None:
+                self._rollback(mark)  # (the parts are evaluated again, once, by the rewritten loop)
+                self._lower_body(bounded, scope)
+                return False
             if s.orelse and contains_exit(s.body, (ast.Break,)):
                 self._rollback(mark)
                 self._lower_body(loop_else_as_if(s), scope)  # its else block as an `if` on a flag
@@ -273,6 +278,64 @@ class LoopLowering:
         run-time range); None for anything else (lowered as before, after a rollback)."""
         tree = self._zip_tree(e, scope)
         return tree if tree is not None and not self._all_static(tree, e) else None
+
+    def _bounded_zip(self: Lowerer, s: ast.For, tree: _Zipped, scope: _Scope) -> list[ast.stmt] | None:
+        """`for chunk, expert in zip(x.chunk(E), self.experts)` / `for i, part in
+        enumerate(torch.split(x, [2, 3]))`: a run-time sequence beside a compile-time one
+        (modules, names), or one with a compile-time bound on its length. The loop as
+        Python runs it, unrolled to that bound with a stop where the run-time sequence
+        ends, so each iteration has its module or index at compile time:
+
+            __r = x.chunk(E)
+            for __k, __s in enumerate(zip(self.experts)):
+                if __k >= len(__r): break
+                chunk, expert = __r[__k], __s[0]
+                <body>
+
+        None where that does not apply (a rolled loop then reads the parts by index)."""
+        e = s.iter
+        if s.orelse or not isinstance(e, ast.Call) or any(isinstance(p, _Zipped) for p in tree.parts):
+            return None
+        nodes = e.args if tree.kind == "zip" else e.args[:1]
+        static = [k for k, p in enumerate(tree.parts)
+                  if not isinstance(p, RuntimeRange) and self.iter_items(p, e) is not None]
+        bound = _split_count(nodes[0], tree.parts[0]) if tree.kind == "enumerate" else None
+        objects = any(not (isinstance(x, Static) and isinstance(x.value, (int, float, bool))) and not isinstance(
+            x, SSAValue) for k in static for x in self.iter_items(tree.parts[k], e) or [])
+        if not (static and objects or bound is not None and bound <= 64):
+            return None
+        tag = f"__dycl_zip_{s.lineno}_{s.col_offset}"
+
+        def name(n: str, load: bool = True) -> ast.Name:
+            return ast.Name(id=n, ctx=ast.Load() if load else ast.Store())
+        out: list[ast.stmt] = [ast.Assign(targets=[name(f"{tag}_{k}", False)], value=nodes[k])
+                               for k in range(len(nodes)) if k not in static]
+        if static:
+            over = ast.Call(func=name("enumerate"), args=[ast.Call(func=name("zip"), args=[nodes[k] for k in static],
+                                                                   keywords=[])], keywords=[])
+            target: ast.expr = ast.Tuple(elts=[name(f"{tag}_k", False), name(f"{tag}_s", False)], ctx=ast.Store())
+        else:
+            over = ast.Call(func=name("range"), args=[ast.Constant(bound)], keywords=[])
+            target = name(f"{tag}_k", False)
+        stop = [ast.If(test=ast.Compare(left=name(f"{tag}_k"), ops=[ast.GtE()], comparators=[
+            ast.Call(func=name("len"), args=[name(f"{tag}_{k}")], keywords=[])]), body=[ast.Break()], orelse=[])
+            for k in range(len(nodes)) if k not in static]
+        items = [ast.Subscript(value=name(f"{tag}_s"), slice=ast.Constant(static.index(k)), ctx=ast.Load())
+                 if k in static else ast.Subscript(value=name(f"{tag}_{k}"), slice=name(f"{tag}_k"), ctx=ast.Load())
+                 for k in range(len(nodes))]
+        if tree.kind == "enumerate":
+            start = (e.args[1:] + [k.value for k in e.keywords] or [ast.Constant(0)])[0]
+            value: ast.expr = ast.Tuple(elts=[ast.BinOp(left=start, op=ast.Add(), right=name(f"{tag}_k")), items[0]],
+                                        ctx=ast.Load())
+        else:
+            value = ast.Tuple(elts=items, ctx=ast.Load())
+        loop = ast.For(target=target, iter=over, body=[*stop, ast.Assign(targets=[s.target], value=value), *s.body],
+                       orelse=[])
+        out.append(loop)
+        for node in out:
+            ast.copy_location(node, s)
+            ast.fix_missing_locations(node)
+        return out
 
     def _zip_tree(self: Lowerer, e: ast.expr, scope: _Scope) -> _Zipped | None:
         if not (isinstance(e, ast.Call) and isinstance(e.func, ast.Name) and e.func.id in ("enumerate", "zip")
@@ -966,6 +1029,27 @@ class LoopLowering:
         """Erase ops emitted into the current block after `mark` (a failed attempt)."""
         while self.block.last_op is not None and self.block.last_op is not mark:
             self.block.erase_op(self.block.last_op, safe_erase=False)
+
+
+def _split_count(node: ast.expr, value: Any) -> int | None:
+    """At most how many parts `torch.split(x, [2, 3])` / `x.chunk(4)` /
+    `x.tensor_split(4)` gives, where the call says it at compile time."""
+    if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and isinstance(value, SSAValue)
+            and isinstance(call := value.owner, (d.CallFunctionOp, d.CallMethodOp))):
+        return None
+    method = node.func.attr
+    if method not in ("split", "chunk", "tensor_split", "split_with_sizes"):
+        return None
+    args = [a.owner for a in call.args]
+    k = 1 if isinstance(call, d.CallFunctionOp) else 0  # (torch.split(x, n): the tensor first)
+    if len(args) <= k:
+        return None
+    size = args[k]
+    if isinstance(size, d.MakeTupleOp) and method in ("split", "split_with_sizes"):
+        return len(size.operands)
+    if isinstance(size, arith.ConstantOp) and isinstance(size.value, IntegerAttr) and method in ("chunk", "tensor_split"):
+        return size.value.value.data
+    return None
 
 
 # Calls whose result may be a Python tuple of tensors (a loop over it is not a loop over rows).

@@ -3620,3 +3620,33 @@ class MembershipOfATwoElementTensor(nn.Module):
 
 CASES["membership_of_a_two_element_tensor"] = (MembershipOfATwoElementTensor, [
     (torch.tensor([3.0]),), (torch.tensor([1.0]),), (torch.tensor([0.0, 3.0]),)])
+
+
+class ZipOfChunksAndExperts(nn.Module):
+    """GShard's `for chunk, expert in zip(dispatched.chunk(E), self.experts)` and
+    `for i, part in enumerate(torch.split(x, sizes), 1)` picking `self.experts[i - 1]`;
+    `x.chunk(4)` of three rows gives three chunks, so zip stops before the fourth expert;
+    a break on a run-time test. Ran as Python: "zip over a run-time value together with
+    one that is not a tensor, a list or a range" (probe 26a)."""
+
+    def __init__(self):
+        super().__init__()
+        self.experts = nn.ModuleList([nn.Linear(4, 4) for _ in range(4)])
+        self.names = ["a", "b", "c", "d"]
+
+    def forward(self, x):
+        outs = []
+        for chunk, expert, name in zip(x.chunk(4, dim=0), self.experts, self.names):
+            h = expert(chunk)
+            outs.append(h if name != "b" else -h)
+            if h.sum() > 3:
+                break
+        parts = []
+        for i, part in enumerate(torch.split(x, [1, 2], dim=0), 1):
+            parts.append(self.experts[i - 1](part) * i)
+        return torch.cat(outs), torch.cat(parts), len(outs)
+
+
+CASES["zip_of_chunks_and_experts"] = (ZipOfChunksAndExperts, [
+    (torch.tensor([[0.1, 0.2, 0.3, 0.4], [1.0, -1.0, 0.5, 0.0], [0.0, 0.0, 0.0, 0.0]]),),
+    (torch.full((3, 4), 4.0),), (torch.full((3, 4), -4.0),), (torch.full((3, 4), float("nan")),)])
