@@ -3,8 +3,8 @@ from torch import nn
 
 
 class Regions(nn.Module):
-    """Three fallback regions (`zip` over a tensor's chunks and a ModuleList runs as
-    Python): one changes nothing, one logs to a module list, one prints."""
+    """Three fallback regions (`zip(..., strict=True)` runs as Python): one changes
+    nothing, one logs to a module list, one prints."""
 
     def __init__(self):
         super().__init__()
@@ -13,11 +13,11 @@ class Regions(nn.Module):
 
     def forward(self, x):
         a = []
-        for chunk, expert in zip(x.chunk(2), self.experts):
+        for chunk, expert in zip(x.chunk(2), self.experts, strict=True):
             a.append(expert(chunk))
-        for chunk, expert in zip(x.chunk(2), self.experts):
+        for chunk, expert in zip(x.chunk(2), self.experts, strict=True):
             self.log.append(chunk.shape[0])
-        for chunk, expert in zip(x.chunk(2), self.experts):
+        for chunk, expert in zip(x.chunk(2), self.experts, strict=True):
             print(chunk.shape)
         return a[0] + a[1]
 
