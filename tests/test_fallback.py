@@ -1072,11 +1072,39 @@ class _SetItemOfASlice(nn.Module):
         return h.sum()
 
 
-@pytest.mark.parametrize("cls", [_ClampThroughAView, _UpdateThroughOneViewReadThroughAnother, _SetItemOfASlice])
+class _AddInALoop(nn.Module):
+    def forward(self, x):
+        for _ in range(2):
+            x.add_(1)
+        return x.sum()
+
+
+class _SetItemInAWhile(nn.Module):
+    def forward(self, x):
+        i = 0
+        while i < x.size(0):
+            x[i] = x[i] * 2
+            i += 1
+        return x
+
+
+class _AddWhileSmall(nn.Module):
+    def forward(self, x):
+        h = x
+        while h.sum() < 10:
+            h += 1
+        return h.sum()
+
+
+@pytest.mark.parametrize("cls", [_ClampThroughAView, _UpdateThroughOneViewReadThroughAnother, _SetItemOfASlice,
+                                 _AddInALoop, _SetItemInAWhile, _AddWhileSmall])
 def test_in_place_updates_through_views_of_an_argument_reach_the_callers_tensor(cls):
     """`h = x[1:]; h.clamp_(max=0.5)` (old code: `h.data.clamp_`): the update ran in a
     region on the program's copy of the view, and the caller's x kept its values; a
-    view made before the region and read after it missed an update through another."""
+    view made before the region and read after it missed an update through another.
+    Inside a loop (`for _ in range(2): x.add_(1)`, `x[i] = ...` in a while, `h += 1`
+    on a name for x) the caller's x kept its values or only the first write (probe 27a):
+    the loop's carried value was not traced to the input while the loop was lowered."""
     model = cls().eval()
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")

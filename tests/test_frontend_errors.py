@@ -30,6 +30,10 @@ CASES = {
     "setitem": ("x[0] = 1.0\nreturn x", "in-place update of the input 'x'"),
     "raise": ("raise ValueError('no') from None", "re-raise or raise ... from"),
     "inplace": ("x.add_(1.0)\nreturn x", "in-place update of the input 'x'"),
+    "inplace_in_loop": ("for _ in range(2):\n    x.add_(1.0)\nreturn x", "in-place update of the input 'x'"),
+    # (it said "in-place tensor mutation", probe 27a)
+    "setitem_path_dict": ("d = {}\nif x.sum() > 0:\n    d['pos'] = x\nd['all'] = x * 2\nreturn d['all'] * len(d)",
+                          "item assignment to a dict or list that differs between the paths into this point"),
     "inplace_view": ("y = x[0]\nx += 1.0\nreturn y", "in-place update of 'x', which shares its storage with 'y'"),
     "inplace_path_alias": (
         "if x.sum() > 0:\n    z = x * 2\nelse:\n    z = x\nx *= 3.0\nreturn z",

@@ -22,7 +22,7 @@ from xdsl.ir import Block, Operation, Region, SSAValue
 
 from dycl.diagnostics import FrontendError
 from dycl.dialects import dycl as d
-from dycl.frontend.inplace import bound_values, maybe_tensor, possible_roots
+from dycl.frontend.inplace import bound_values, maybe_tensor
 from dycl.frontend.state import is_state_key
 from dycl.frontend.restructure import (RETURN_SLOT, always_exits, contains_exit, guard_breaks, init_flag,
                                       loop_else_as_if, restructure, unless)
@@ -209,9 +209,13 @@ class LoopLowering:
         if self._changes_its_list(s, scope):
             return self._as_index_while(s, rest, scope)
         it = self.expr(s.iter, scope)
+        items = self.iter_items(it, s.iter)
+        if items is None and (bounded := self._bounded_zip(s, _Zipped("for", [it], Static(0)), scope)) is not None:
+            self._rollback(mark)  # (`for c in x.split(2)`: unrolled to its part count, see _bounded_zip)
+            self._lower_body(bounded, scope)
+            return False
         if isinstance(it, SSAValue) and maybe_tensor(it):
             self._refuse_rows_updated(s, it, scope)
-        items = self.iter_items(it, s.iter)
         has_break = contains_exit(s.body, (ast.Break,))
         if s.orelse and has_break and items is None:
             # A rolled loop: its else block as an `if` on a flag the breaks clear.
@@ -294,12 +298,12 @@ class LoopLowering:
 
         None where that does not apply (a rolled loop then reads the parts by index)."""
         e = s.iter
-        if s.orelse or not isinstance(e, ast.Call) or any(isinstance(p, _Zipped) for p in tree.parts):
+        if s.orelse or not isinstance(e, ast.Call) and tree.kind != "for" or any(isinstance(p, _Zipped) for p in tree.parts):
             return None
-        nodes = e.args if tree.kind == "zip" else e.args[:1]
+        nodes = [e] if tree.kind == "for" else e.args if tree.kind == "zip" else e.args[:1]
         static = [k for k, p in enumerate(tree.parts)
                   if not isinstance(p, RuntimeRange) and self.iter_items(p, e) is not None]
-        bound = _split_count(nodes[0], tree.parts[0]) if tree.kind == "enumerate" else None
+        bound = _split_count(tree.parts[0]) if tree.kind in ("enumerate", "for") else None
         objects = any(not (isinstance(x, Static) and isinstance(x.value, (int, float, bool))) and not isinstance(
             x, SSAValue) for k in static for x in self.iter_items(tree.parts[k], e) or [])
         if not (static and objects or bound is not None and bound <= 64):
@@ -323,7 +327,9 @@ class LoopLowering:
         items = [ast.Subscript(value=name(f"{tag}_s"), slice=ast.Constant(static.index(k)), ctx=ast.Load())
                  if k in static else ast.Subscript(value=name(f"{tag}_{k}"), slice=name(f"{tag}_k"), ctx=ast.Load())
                  for k in range(len(nodes))]
-        if tree.kind == "enumerate":
+        if tree.kind == "for":
+            value = items[0]
+        elif tree.kind == "enumerate":
             start = (e.args[1:] + [k.value for k in e.keywords] or [ast.Constant(0)])[0]
             value: ast.expr = ast.Tuple(elts=[ast.BinOp(left=start, op=ast.Add(), right=name(f"{tag}_k")), items[0]],
                                         ctx=ast.Load())
@@ -468,8 +474,8 @@ class LoopLowering:
 
     def _refuse_rows_updated(self: Lowerer, s: ast.For, it: SSAValue, scope: _Scope) -> None:
         # `for r in y: y += 1`: the rows are views of y, and the later ones see the update
-        roots = possible_roots(it, self.model, self._joins)
-        if any(isinstance(v := scope.env.get(n), SSAValue) and roots & possible_roots(v, self.model, self._joins)
+        roots = self.roots_of(it)
+        if any(isinstance(v := scope.env.get(n), SSAValue) and roots & self.roots_of(v)
                for n in _updated_in_place(s.body)):
             raise self.unsupported(s, "a for loop over the rows of a tensor that its body updates in place")
 
@@ -962,9 +968,9 @@ class LoopLowering:
         def sharing(v: Value, holders: list[tuple[str, SSAValue]], skip: str) -> str | None:
             if not maybe_tensor(v):
                 return None
-            roots = possible_roots(v, self.model, self._joins)  # type: ignore[arg-type]
+            roots = self.roots_of(v)  # type: ignore[arg-type]
             for other, w in holders:
-                if other != skip and maybe_tensor(w) and roots & possible_roots(w, self.model, self._joins):
+                if other != skip and maybe_tensor(w) and roots & self.roots_of(w):
                     return other
             return None
 
@@ -1031,25 +1037,33 @@ class LoopLowering:
             self.block.erase_op(self.block.last_op, safe_erase=False)
 
 
-def _split_count(node: ast.expr, value: Any) -> int | None:
-    """At most how many parts `torch.split(x, [2, 3])` / `x.chunk(4)` /
-    `x.tensor_split(4)` gives, where the call says it at compile time."""
-    if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and isinstance(value, SSAValue)
-            and isinstance(call := value.owner, (d.CallFunctionOp, d.CallMethodOp))):
+def _split_count(value: Any) -> int | None:
+    """At most how many parts `torch.split(x, [2, 3])`, `x.chunk(4)`,
+    `x.tensor_split(4)` or `x.split(2)` (x of a static size) gives, where that is
+    known at compile time."""
+    if not (isinstance(value, SSAValue) and isinstance(call := value.owner, (d.CallFunctionOp, d.CallMethodOp))):
         return None
-    method = node.func.attr
-    if method not in ("split", "chunk", "tensor_split", "split_with_sizes"):
+    method = call.method.data if isinstance(call, d.CallMethodOp) else call.target.data.removeprefix("torch.")
+    if method not in ("split", "chunk", "tensor_split", "split_with_sizes") or (
+            isinstance(call, d.CallFunctionOp) and not call.target.data.startswith("torch.")):
         return None
-    args = [a.owner for a in call.args]
-    k = 1 if isinstance(call, d.CallFunctionOp) else 0  # (torch.split(x, n): the tensor first)
-    if len(args) <= k:
-        return None
-    size = args[k]
+    positional, keyword = call.positional_and_keyword()
+    size = positional[1].owner if len(positional) > 1 else None
+    dim = positional[2].owner if len(positional) > 2 else keyword["dim"].owner if "dim" in keyword else None
     if isinstance(size, d.MakeTupleOp) and method in ("split", "split_with_sizes"):
         return len(size.operands)
-    if isinstance(size, arith.ConstantOp) and isinstance(size.value, IntegerAttr) and method in ("chunk", "tensor_split"):
-        return size.value.value.data
-    return None
+    if not (isinstance(size, arith.ConstantOp) and isinstance(size.value, IntegerAttr)) or size.value.value.data <= 0:
+        return None
+    n = size.value.value.data
+    if method in ("chunk", "tensor_split"):
+        return n
+    k = dim.value.value.data if isinstance(dim, arith.ConstantOp) and isinstance(dim.value, IntegerAttr) else \
+        0 if dim is None else None
+    t = positional[0].type
+    if k is None or not isinstance(t, TensorType) or not -len(t.get_shape()) <= k < len(t.get_shape()) or \
+            t.get_shape()[k] < 0:
+        return None
+    return max(1, -(-t.get_shape()[k] // n))  # (split(x, n) of a length-0 dimension: one empty part)
 
 
 # Calls whose result may be a Python tuple of tensors (a loop over it is not a loop over rows).

@@ -53,6 +53,7 @@ from dycl.signature import Signature
 from dycl.frontend.loops import LoopLowering, OverBudget, _Again, _Continuation, _snapshot
 from dycl.frontend.regions import RegionLowering, RegionRecord, Widen, has_loose_exit, has_return
 from dycl.types import fits_i64, mark_signature, signature_types, tensor_type_of
+from dycl.frontend.inplace import possible_roots
 from dycl.frontend.values import (
     Closure, DictVal, NamedSeq, ObjectVal, GlobalRef, ObjectRef, MethodRef, ModuleRef, SeqVal, Static, Value, qualname_of, return_type_of,
 )
@@ -289,6 +290,23 @@ class Lowerer(ScopeLowering, StatementLowering, ExpressionLowering, CallLowering
         )
 
     # --------------------------------------------------------------- utilities
+
+    def roots_of(self, v: SSAValue) -> set[SSAValue]:
+        """Every storage `v` may share (inplace.possible_roots): through joins, built
+        loops, and the loop being lowered, whose carried value is first what enters it
+        (`for _ in range(2): x.add_(1)` updates the caller's x)."""
+        joins, entries = self._joins, self._loop_entries
+
+        class Sources:
+            @staticmethod
+            def get(u: SSAValue, default: Any = ()) -> list[SSAValue]:
+                return [*joins.get(u, default), *([entries[u]] if u in entries else [])]
+
+        return possible_roots(v, self.model, Sources())  # type: ignore[arg-type]
+
+    def plain_roots_of(self, v: SSAValue) -> set[SSAValue]:
+        """`roots_of` without the loop being lowered's entries."""
+        return possible_roots(v, self.model, self._joins)
 
     def _loc(self, node: ast.AST, fn: _Function | None = None) -> SourceLoc:
         fn = fn or self.fn

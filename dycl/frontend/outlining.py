@@ -31,7 +31,7 @@ from xdsl.ir import Block, BlockArgument, Region, SSAValue
 from dycl.diagnostics import FrontendError, SourceLoc
 from dycl.dialects import dycl as d
 from dycl.frontend.exceptions import PathEnded
-from dycl.frontend.inplace import host_list, maybe_tensor, possible_roots
+from dycl.frontend.inplace import host_list, maybe_tensor
 from dycl.frontend.state import is_state_key
 from dycl.frontend.values import ModuleRef, SeqVal, Static, Value
 from dycl.frontend.scopes import _Scope
@@ -188,7 +188,7 @@ class OutlineLowering:
                         v.type == d.PYOBJ or _may_hold_none(self, v, set()) or v in self.maybe_unbound or \
                         v in self.named_tuples or v in self.tuple_fields or host_list(v):
                     raise Inline
-                roots = possible_roots(v, self.model, self._joins) if maybe_tensor(v) else set()
+                roots = self.roots_of(v) if maybe_tensor(v) else set()
                 if any(r not in inside or isinstance(r, BlockArgument) or isinstance(r.owner, _SEEN_THROUGH) or
                        r in self.outside_tensors for r in roots):
                     raise Inline  # a write through the result would reach an argument or a module tensor

@@ -37,7 +37,7 @@ from xdsl.ir import Attribute, BlockArgument, SSAValue
 from dycl.diagnostics import FrontendError
 from dycl.frontend.contexts import restore_grad_switches
 from dycl.dialects import dycl as d
-from dycl.frontend.inplace import bound_values, maybe_tensor, possible_roots, rebind
+from dycl.frontend.inplace import bound_values, maybe_tensor, rebind
 from dycl.frontend.state import forget_state
 from dycl.frontend.values import (MUTATING_METHODS, DictVal, GlobalRef, MethodRef, ModuleRef, NamedSeq, ObjectRef, ObjectVal,
                                   SeqVal, Static, StaticObject, Value, qualname_of)
@@ -529,7 +529,7 @@ class RegionLowering:
         tensor Python code gave that the module may hold."""
         return isinstance(v, SSAValue) and maybe_tensor(v) and any(
             module_tensor_path(r) is not None or r in self.python_held
-            for r in possible_roots(v, self.model, self._joins))
+            for r in self.roots_of(v))
 
     def make_region(self: Lowerer, stmts: list[ast.stmt], scope: _Scope, error: FrontendError, *, tail: bool,
                     node: ast.AST, result_type: Attribute | None = None) -> list[SSAValue]:
@@ -629,14 +629,14 @@ class RegionLowering:
         for name in sorted(mutated):
             v = scope.env[name]
             if isinstance(v, ObjectRef) and isinstance(v.obj, torch.Tensor) or isinstance(v, SSAValue) and \
-                    possible_roots(v, self.model, self._joins) & self.outside_tensors:
+                    self.roots_of(v) & self.outside_tensors:
                 # a tensor held outside the model (a default argument): eager changes it for later calls
                 self.outside_tensor_written = f"'{name}' changed by Python at {where_of(self, node)}"
                 raise Widen(error)
             if not maybe_tensor(v):
                 continue
             assert isinstance(v, SSAValue)
-            roots = possible_roots(v, self.model, self._joins)
+            roots = self.roots_of(v)
             if roots & self._listed:
                 raise Widen(error)  # a list the host holds has views of it (its rows): they change too
             if roots - {v} and _copied_by_the_program(v) and any(self._is_forward_argument(r) for r in roots):
@@ -647,7 +647,7 @@ class RegionLowering:
                 for other, w in bound_values(env):
                     if env is scope.env and other not in later:
                         continue  # nothing reads it after the region: the update is not seen through it
-                    if w is not v and maybe_tensor(w) and roots & possible_roots(w, self.model, self._joins):
+                    if w is not v and maybe_tensor(w) and roots & self.roots_of(w):
                         raise Widen(error)
                     if w is v and other != name and name in stores:
                         # `w = a; while ...: w = b; w.add_(3)`: which tensor the update reached
@@ -735,7 +735,7 @@ class RegionLowering:
         in the region): its copy would miss the change."""
         # (through containers too: `l = [h, h[0]]` hands the region two copies that share nothing)
         tensors = list({id(v): v for n in loads & set(scope.env) for v in _tensors_in(scope.env[n])}.values())
-        roots = {id(v): possible_roots(v, self.model, self._joins) for v in tensors}
+        roots = {id(v): self.roots_of(v) for v in tensors}
         return any(roots[id(v)] - {v} and _copied_by_the_program(v) and (any(
             self._is_forward_argument(r) or r in self.python_held for r in roots[id(v)]) or any(
             roots[id(v)] & roots[id(w)] for w in tensors if w is not v)) for v in tensors)

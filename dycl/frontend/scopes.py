@@ -15,7 +15,7 @@ from xdsl.ir import Attribute, Block, Region, SSAValue
 from dycl.diagnostics import FrontendError
 from dycl.dialects import dycl as d
 from dycl.frontend.exceptions import PathEnded
-from dycl.frontend.inplace import maybe_tensor, possible_roots
+from dycl.frontend.inplace import maybe_tensor
 from dycl.frontend.state import is_state_key
 from dycl.nesting import allow_depth
 from dycl.frontend.loops import UnsafeJoin, _snapshot
@@ -304,7 +304,7 @@ class ScopeLowering:
         for e in v.items:
             if isinstance(e, SSAValue) and maybe_tensor(e):
                 # eager's list holds these very tensors: an in-place update of one later is refused
-                self._listed |= possible_roots(e, self.model, self._joins)
+                self._listed |= self.roots_of(e)
         return held
 
     def _merge_values(self: Lowerer, vals: list[Value], name: str, slots: list[list[Value]]) -> Value:

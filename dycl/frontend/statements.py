@@ -16,7 +16,8 @@ from dycl.diagnostics import FrontendError
 from dycl.dialects import dycl as d
 from dycl.frontend.scopes import _Scope
 from dycl.frontend.state import is_state_key, state_key
-from dycl.frontend.inplace import bound_values, host_list, maybe_tensor, possible_roots, python_container, rebind, storage_root
+from dycl.frontend.inplace import bound_values, host_list, maybe_tensor, python_container, rebind, storage_root
+from dycl.frontend.loops import InPlaceSharing
 from dycl.frontend.loops import NeedsStatic
 from dycl.frontend.values import PathDependent, DictVal, ExceptionVal, ObjectVal, GlobalRef, ModuleRef, SeqVal, Static, Value
 
@@ -175,36 +176,52 @@ class StatementLowering:
             if sc is not scope and depth < self._if_depth and any(w is old for _, w in bound_values(sc.env)):
                 raise self.unsupported(node, f"in-place update of '{name}' inside a branch while the calling code "
                                              "holds the same tensor")
-        roots = possible_roots(old, self.model, self._joins)
-        if roots & self._listed or any(isinstance(r.owner, d.ListGetOp) for r in roots):
-            # the list holds the very tensor (eager's element changes too); the IR's holds a value
-            raise self.unsupported(node, f"in-place update of '{name}', a tensor a list held at run time also holds")
-        for env in envs:
-            for other, w in bound_values(env):
-                if w is not old and maybe_tensor(w) and roots & possible_roots(w, self.model, self._joins):
-                    if other in self.state_owners:
-                        path, attr, _ = self.state_owners[other]
-                        other = f"self.{path + '.' if path else ''}{attr}"
-                    raise self.unsupported(
-                        node,
-                        f"in-place update of '{name}', which shares its storage with '{other}' "
-                        "(a view, or the same tensor on some paths only); "
-                        f"write `{name} = {name} {_AUG_SYMBOL.get(type(getattr(node, 'op', None)), '+')} ...` instead",  # type: ignore[attr-defined]
-                    )
-        if any(isinstance(r, BlockArgument) and r.owner is self._entry for r in roots):
-            raise self.unsupported(node, f"in-place update of the input '{name}' (the caller's tensor changes too)")
-        if roots & self.outside_tensors:
-            # (`G.add_(1)` on a global, a default argument: eager's object changes for later calls)
-            self.outside_tensor_written = f"in-place update of '{name}' at {self._loc(node)}"
-            raise self.unsupported(node, f"in-place update of '{name}', a tensor held outside the model")
-        if roots & self.python_held:
-            # (`m = self.mems[-1]` run as Python, then `m.add_(x)`: the list's tensor changes)
-            raise self.unsupported(node, f"in-place update of '{name}', a tensor Python code gave that an object "
-                                         "(the module, a list) may also hold")
-        if any(isinstance(r.owner, d.ParamOp) for r in roots):
-            # (`b = self.buf; b.add_(x)`, `self.buf.view(3)[0] = v`: the module's own tensor changes)
-            self.buffers_written([r.owner.path.data for r in roots if isinstance(r.owner, d.ParamOp)])
-            raise self.unsupported(node, f"in-place update of '{name}', a module parameter or buffer or a view of one")
+
+        def unsupported(text: str) -> None:
+            raise self.unsupported(node, text)
+
+        def unroll(text: str) -> None:
+            raise InPlaceSharing(text)
+
+        def refuse(roots_of: Any, fail: Any) -> None:
+            roots = roots_of(old)
+            if roots & self._listed or any(isinstance(r.owner, d.ListGetOp) for r in roots):
+                # the list holds the very tensor (eager's element changes too); the IR's holds a value
+                fail(f"in-place update of '{name}', a tensor a list held at run time also holds")
+            for env in envs:
+                for other, w in bound_values(env):
+                    if w is not old and maybe_tensor(w) and roots & roots_of(w):
+                        if other in self.state_owners:
+                            path, attr, _ = self.state_owners[other]
+                            other = f"self.{path + '.' if path else ''}{attr}"
+                        symbol = _AUG_SYMBOL.get(type(getattr(node, 'op', None)), '+')  # type: ignore[attr-defined]
+                        if fail is unroll:
+                            fail(f"in-place update of '{name}' in a loop body while '{other}' shares its storage at "
+                                 f"loop entry; write `{name} = {name} + ...` (not `+=`) in the loop, or clone the "
+                                 "tensor before it")
+                        fail(f"in-place update of '{name}', which shares its storage with '{other}' (a view, or the "
+                             f"same tensor on some paths only); write `{name} = {name} {symbol} ...` instead")
+            if any(isinstance(r, BlockArgument) and r.owner is self._entry for r in roots):
+                fail(f"in-place update of the input '{name}' (the caller's tensor changes too)")
+            if roots & self.outside_tensors:
+                # (`G.add_(1)` on a global, a default argument: eager's object changes for later calls)
+                self.outside_tensor_written = f"in-place update of '{name}' at {self._loc(node)}"
+                fail(f"in-place update of '{name}', a tensor held outside the model")
+            if roots & self.python_held:
+                # (`m = self.mems[-1]` run as Python, then `m.add_(x)`: the list's tensor changes)
+                fail(f"in-place update of '{name}', a tensor Python code gave that an object "
+                                             "(the module, a list) may also hold")
+            if any(isinstance(r.owner, d.ParamOp) for r in roots):
+                # (`b = self.buf; b.add_(x)`, `self.buf.view(3)[0] = v`: the module's own tensor changes)
+                self.buffers_written([r.owner.path.data for r in roots if isinstance(r.owner, d.ParamOp)])
+                fail(f"in-place update of '{name}', a module parameter or buffer or a view of one")
+
+        refuse(self.plain_roots_of, unsupported)
+        if self.loops:
+            # In a loop being lowered the carried value is first what enters the loop:
+            # sharing only with that (the caller's input, `same = h` before the loop)
+            # asks for the loop unrolled, where each update is seen as what it is.
+            refuse(self.roots_of, unroll)
         # Module state holding the tensor itself (`b = self.buf; b.add_(x)`) is stored too.
         held = list(dict.fromkeys(k for env in envs for k, w in env.items() if is_state_key(k) and w is old))
         if any(is_state_key(k) and k not in held for env in envs for k, w in bound_values(env) if w is old) or \
@@ -312,7 +329,7 @@ class StatementLowering:
         if value.type == d.PYOBJ or isinstance(value.type, d.ListType):
             raise self.unsupported(node, "a list of Python objects or lists held at run time")
         if maybe_tensor(value):
-            self._listed |= possible_roots(value, self.model, self._joins)
+            self._listed |= self.roots_of(value)
         new = self.emit(d.ListAppendOp(old, value), node).result
         for env in [scope.env] + [sc.env for sc in self._caller_scopes]:
             rebind(env, old, new)
@@ -359,8 +376,15 @@ class StatementLowering:
                 raise self.unsupported(target, self._attribute_write(self.expr(base, scope), attr))
             case ast.Subscript() if self.assign_item(target, v, scope) or self._assign_tensor_item(target, v, scope):
                 return
-            case ast.Subscript():
-                raise self.unsupported(target, "item assignment (in-place tensor mutation)")
+            case ast.Subscript(value=base):
+                held = self.expr(base, scope)
+                if isinstance(held, SSAValue) and maybe_tensor(held) and held.type != d.PYOBJ:
+                    raise self.unsupported(target, "item assignment (in-place tensor mutation)")
+                what = "a dict or list that differs between the paths into this point (keys or length)" \
+                    if isinstance(held, PathDependent) or isinstance(held, SSAValue) and isinstance(
+                        held.owner, (d.IfOp, d.ForOp, d.WhileOp)) else \
+                    "a Python object known only at run time" if isinstance(held, SSAValue) else f"a {type(held).__name__}"
+                raise self.unsupported(target, f"item assignment to {what}")
             case _:
                 raise self.unsupported(target, f"assignment target {type(target).__name__}")
 
@@ -398,7 +422,7 @@ class StatementLowering:
         or raises for some shapes; the compiled program would read the old values."""
         if isinstance(v, SSAValue) and maybe_tensor(v) and not python_container(base) and \
                 storage_root(v, self.model) is not v and \
-                possible_roots(v, self.model, self._joins) & possible_roots(base, self.model, self._joins):
+                self.roots_of(v) & self.roots_of(base):
             raise self.unsupported(node, "an in-place update from a view of the same tensor (the two may overlap)")
 
     def on_cpu(self: Lowerer) -> bool:

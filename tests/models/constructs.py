@@ -3650,3 +3650,27 @@ class ZipOfChunksAndExperts(nn.Module):
 CASES["zip_of_chunks_and_experts"] = (ZipOfChunksAndExperts, [
     (torch.tensor([[0.1, 0.2, 0.3, 0.4], [1.0, -1.0, 0.5, 0.0], [0.0, 0.0, 0.0, 0.0]]),),
     (torch.full((3, 4), 4.0),), (torch.full((3, 4), -4.0),), (torch.full((3, 4), float("nan")),)])
+
+
+class LoopOverSplitParts(nn.Module):
+    """`for c in torch.split(x, 2)` whose body asks each part's size (`c.numel() == 2`:
+    the last part is shorter), and `for c in x.chunk(4)` (fewer parts than 4 for short
+    inputs): unrolled to the part count the call and x's static size give (ran as
+    Python: "for loop over a run-time value", probe 27a)."""
+
+    def forward(self, x):
+        chunks = torch.split(x, 2)
+        acc = []
+        for c in chunks:
+            if c.numel() == 2:
+                acc.append(c.sum())
+            else:
+                acc.append(c[0] * 10)
+        for c in x.chunk(4):
+            acc.append(c.mean() if c.sum() > 0 else -c.max())
+        return torch.stack(acc), len(acc)
+
+
+CASES["loop_over_split_parts"] = (LoopOverSplitParts, [
+    (torch.tensor([1.0, 2.0, 3.0, 4.0, 5.0]),), (torch.tensor([-1.0, 2.0, -3.0, 4.0, -5.0]),),
+    (torch.tensor([1.0, 2.0, 3.0]),), (torch.tensor([7.0]),), (torch.tensor([1.0, -2.0, 3.0, 4.0]),)])
