@@ -31,6 +31,9 @@ CASES = {
     "raise": ("raise ValueError('no') from None", "re-raise or raise ... from"),
     "inplace": ("x.add_(1.0)\nreturn x", "in-place update of the input 'x'"),
     "inplace_in_loop": ("for _ in range(2):\n    x.add_(1.0)\nreturn x", "in-place update of the input 'x'"),
+    # (it said "together with one that is not a tensor, a list or a range", probe 27b)
+    "zip_split_and_floats": ("for c, s in zip(x.split(2, dim=1), [2.0, 3.0]):\n    x = x + c.sum() * s\nreturn x",
+                             "zip over a Python sequence of tensors whose length only the run time knows"),
     # (it said "in-place tensor mutation", probe 27a)
     "setitem_path_dict": ("d = {}\nif x.sum() > 0:\n    d['pos'] = x\nd['all'] = x * 2\nreturn d['all'] * len(d)",
                           "item assignment to a dict or list that differs between the paths into this point"),

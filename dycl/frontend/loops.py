@@ -449,8 +449,10 @@ class LoopLowering:
                 lengths.append(self.call_function("builtins.len", [p], {}, s.iter))
                 readers.append(lambda i, p=p: self.call_function(_row_function(p), [p, i], {}, s))
             else:
-                raise self.unsupported(s.iter, f"{tree.kind} over a run-time value together with one that is not "
-                                               "a tensor, a list or a range")
+                what = "a Python sequence of tensors whose length only the run time knows (a split, chunk or " \
+                    "unbind, a module's or Python code's result)" if isinstance(p, SSAValue) and maybe_sequence(p) \
+                    else "a value that is not a tensor, a list or a range"
+                raise self.unsupported(s.iter, f"{tree.kind} over {what}, read at a run-time index")
         count = lengths[0]
         for n in lengths[1:]:
             count = self.call_function("builtins.min", [count, n], {}, s.iter)
