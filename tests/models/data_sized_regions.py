@@ -1,8 +1,8 @@
 """Fallback regions whose result size follows data no compile-time stand-in shows:
 rows whose magnitude passes 50 (stand-ins are a few units at most) add to the rows
-each expert keeps. `zip` over chunks of a tensor and a ModuleList runs as Python
-(as DeepSpeed's MoE dispatch does), and the code after it is compiled for the
-compile's sizes. What the regions do to the module differs per class."""
+each expert keeps. `zip(..., strict=True)` over chunks of a tensor and a ModuleList
+runs as Python (a plain zip of them is compiled), and the code after it is compiled
+for the compile's sizes. What the regions do to the module differs per class."""
 
 import random
 
@@ -19,7 +19,7 @@ class _Experts(nn.Module):
 
     def dispatch(self, x):
         outs = []
-        for chunk, expert in zip(x.chunk(2), self.experts):
+        for chunk, expert in zip(x.chunk(2), self.experts, strict=True):
             keep = 1 + int((chunk.abs() > 50).sum())
             outs.append(expert(chunk)[:keep])
         return outs
@@ -48,7 +48,7 @@ class DataSizedExpertsCounting(_Experts):
 
     def forward(self, x):
         outs = []
-        for chunk, expert in zip(x.chunk(2), self.experts):
+        for chunk, expert in zip(x.chunk(2), self.experts, strict=True):
             keep = 1 + int((chunk.abs() > 50).sum())
             outs.append(expert(chunk)[:keep])
         self.calls += 1
@@ -65,7 +65,7 @@ class DataSizedExpertsPrinting(_Experts):
 
     def forward(self, x):
         outs = []
-        for chunk, expert in zip(x.chunk(2), self.experts):
+        for chunk, expert in zip(x.chunk(2), self.experts, strict=True):
             keep = 1 + int((chunk.abs() > 50).sum())
             print("rows kept:", keep)
             outs.append(expert(chunk)[:keep])
@@ -120,7 +120,7 @@ class DataSizedExpertsNoisy(_Experts):
 
     def forward(self, x):
         outs = []
-        for chunk, expert in zip(x.chunk(2), self.experts):
+        for chunk, expert in zip(x.chunk(2), self.experts, strict=True):
             keep = 1 + int((chunk.abs() > 50).sum())
             noise = torch.rand(1) * random.random()
             outs.append(expert(chunk)[:keep] + noise)
