@@ -301,11 +301,12 @@ class LoopLowering:
         if s.orelse or not isinstance(e, ast.Call) and tree.kind != "for" or any(isinstance(p, _Zipped) for p in tree.parts):
             return None
         nodes = [e] if tree.kind == "for" else e.args if tree.kind == "zip" else e.args[:1]
-        static = [k for k, p in enumerate(tree.parts)
-                  if not isinstance(p, RuntimeRange) and self.iter_items(p, e) is not None]
+        known = {k: items for k, p in enumerate(tree.parts)
+                 if not isinstance(p, RuntimeRange) and (items := self.iter_items(p, e)) is not None}
+        static = list(known)
         bound = _split_count(tree.parts[0]) if tree.kind in ("enumerate", "for") else None
         objects = any(not (isinstance(x, Static) and isinstance(x.value, (int, float, bool))) and not isinstance(
-            x, SSAValue) for k in static for x in self.iter_items(tree.parts[k], e) or [])
+            x, SSAValue) for items in known.values() for x in items)
         if not (static and objects or bound is not None and bound <= 64):
             return None
         tag = f"__dycl_zip_{s.lineno}_{s.col_offset}"
